@@ -1,0 +1,120 @@
+package mqtt
+
+import (
+	"context"
+
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/js/common"
+	"go.k6.io/k6/js/promises"
+)
+
+func topicsArg(v sobek.Value) []string {
+	switch t := exportValue(v).(type) {
+	case string:
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func (cl *Client) readSubscribe(topics sobek.Value, options sobek.Value) ([]subscription, error) {
+	o := newOpts("Client.subscribe", exportValue(options))
+	qos := o.qos("qos", 0)
+	noLocal := o.boolean("no_local", false)
+	_ = o.object("tags")
+	ts := topicsArg(topics)
+	if len(ts) == 0 {
+		o.fail("topic", "must be a topic filter or a list of them")
+	}
+	subs := make([]subscription, len(ts))
+	for i, t := range ts {
+		subs[i] = subscription{filter: t, qos: qos, noLocal: noLocal}
+	}
+	return subs, o.done()
+}
+
+// subscribe(topic|topics, options?): errors go to 'error'.
+func (cl *Client) subscribe(topics sobek.Value, options sobek.Value) {
+	subs, err := cl.readSubscribe(topics, options)
+	if err != nil {
+		common.Throw(cl.vu.Runtime(), err)
+	}
+	go func() {
+		if _, err := cl.doSubscribe(subs); err != nil {
+			cl.emitError("subscribe", err)
+		}
+	}()
+}
+
+// subscribeAsync(topic|topics, options?): resolves with the granted QoS list.
+func (cl *Client) subscribeAsync(topics sobek.Value, options sobek.Value) *sobek.Promise {
+	p, resolve, reject := promises.New(cl.vu)
+	subs, err := cl.readSubscribe(topics, options)
+	if err != nil {
+		reject(err)
+		return p
+	}
+	go func() {
+		codes, err := cl.doSubscribe(subs)
+		if err != nil {
+			reject(err)
+			return
+		}
+		granted := make([]int, len(codes))
+		for i, c := range codes {
+			granted[i] = int(c)
+		}
+		resolve(granted)
+	}()
+	return p
+}
+
+func (cl *Client) doSubscribe(subs []subscription) ([]byte, error) {
+	c := cl.conn()
+	if c == nil {
+		return nil, errNotConnected
+	}
+	ctx, cancel := context.WithTimeout(cl.ctx, c.cfg.connectTimeout)
+	defer cancel()
+	return c.subscribe(ctx, subs)
+}
+
+// unsubscribe(topic|topics): errors go to 'error'.
+func (cl *Client) unsubscribe(topics sobek.Value) {
+	go func() {
+		if err := cl.doUnsubscribe(topicsArg(topics)); err != nil {
+			cl.emitError("unsubscribe", err)
+		}
+	}()
+}
+
+// unsubscribeAsync(topic|topics): resolves once the broker acknowledged.
+func (cl *Client) unsubscribeAsync(topics sobek.Value) *sobek.Promise {
+	p, resolve, reject := promises.New(cl.vu)
+	ts := topicsArg(topics)
+	go func() {
+		if err := cl.doUnsubscribe(ts); err != nil {
+			reject(err)
+			return
+		}
+		resolve(nil)
+	}()
+	return p
+}
+
+func (cl *Client) doUnsubscribe(ts []string) error {
+	c := cl.conn()
+	if c == nil {
+		return errNotConnected
+	}
+	ctx, cancel := context.WithTimeout(cl.ctx, c.cfg.connectTimeout)
+	defer cancel()
+	return c.unsubscribe(ctx, ts)
+}

@@ -1,0 +1,76 @@
+// Package mqtt is the k6/x/mqtt module: an MQTT 3.1.1/5.0 load generator
+// built for benchmarking brokers.
+package mqtt
+
+import (
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/js/common"
+	"go.k6.io/k6/js/modules"
+)
+
+// Version of this extension, shown by `k6 version` and in results.
+const Version = "v0.1.0"
+
+type (
+	// RootModule is the global module instance.
+	RootModule struct{}
+	// ModuleInstance is the per-VU module instance.
+	ModuleInstance struct {
+		vu modules.VU
+	}
+)
+
+var (
+	_ modules.Module   = &RootModule{}
+	_ modules.Instance = &ModuleInstance{}
+)
+
+// New returns the root module.
+func New() *RootModule { return &RootModule{} }
+
+// NewModuleInstance registers the metrics (init context) and returns the VU's instance.
+func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
+	if env := vu.InitEnv(); env != nil {
+		m, err := registerMetrics(env.Registry)
+		if err != nil {
+			common.Throw(vu.Runtime(), err)
+		}
+		global.setMetrics(m)
+	}
+	return &ModuleInstance{vu: vu}
+}
+
+// Exports the JS API (see index.d.ts).
+func (mi *ModuleInstance) Exports() modules.Exports {
+	return modules.Exports{Named: map[string]any{
+		"Client":          mi.newClient,
+		"PublisherGroup":  mi.newPublisherGroup,
+		"SubscriberGroup": mi.newSubscriberGroup,
+		"stats":           stats,
+		"version":         Version,
+	}}
+}
+
+// stats returns the process-wide totals: latency summaries (ms) from the HDR
+// histograms and every counter. Meant for handleSummary.
+func stats() map[string]any {
+	out := map[string]any{"version": Version, "counters": global.counters()}
+	for name, s := range global.totals() {
+		out[name] = s
+	}
+	return out
+}
+
+func exportValue(v sobek.Value) any {
+	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
+		return nil
+	}
+	return v.Export()
+}
+
+func exportArg(args []sobek.Value, i int) any {
+	if i >= len(args) {
+		return nil
+	}
+	return exportValue(args[i])
+}

@@ -1,0 +1,79 @@
+# Shared shell helpers, sourced by every script in scripts/.
+# Loads the pinned versions from .env and defines the cache and state paths.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export ROOT
+
+# Versions: .env is the single source (compose reads it too).
+set -a
+# shellcheck source=../.env
+. "$ROOT/.env"
+set +a
+
+# Toolchains and builds are cached outside the clone, keyed by version, so
+# CI and later sessions on the same machine reuse them.
+CACHE="${MQTTBENCH_CACHE:-$HOME/.cache/mqtt-bench}"
+# Runtime state of the native stack (data, pids, logs, generated token).
+STATE="${MQTTBENCH_STATE:-$ROOT/.state}"
+export CACHE STATE
+
+log()  { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# step NAME CMD...: run one setup step, one progress line, and name the step
+# if it fails (its log is kept for the reader).
+step() {
+  local name="$1"; shift
+  local logf="$CACHE/logs/$name.log" t0=$SECONDS
+  mkdir -p "$CACHE/logs"
+  printf '==> %-22s ' "$name" >&2
+  if "$@" >"$logf" 2>&1; then
+    printf 'ok (%ds)\n' "$((SECONDS - t0))" >&2
+  else
+    printf 'FAILED\n' >&2
+    tail -n 25 "$logf" >&2
+    die "setup step '$name' failed; full log: $logf"
+  fi
+}
+
+# Paths of the built binaries (keyed by version).
+influxd_bin()  { echo "$CACHE/influxd/$INFLUXDB_VERSION/influxd"; }
+telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegraf"; }
+compose_bin()  { echo "$CACHE/compose/$DOCKER_COMPOSE_VERSION/docker-compose"; }
+k6_bin()       { echo "$CACHE/k6/$K6_VERSION-$(k6_key)/k6"; }
+
+# The telegraf build tags decide the binary, so they are part of its key.
+TELEGRAF_PLUGINS=(
+  inputs.cpu inputs.mem inputs.system inputs.net inputs.netstat inputs.diskio
+  inputs.procstat inputs.docker inputs.mqtt_consumer inputs.prometheus
+  inputs.influxdb_listener inputs.internal
+  outputs.influxdb_v2 outputs.file
+  parsers.influx parsers.json parsers.prometheus parsers.value
+  serializers.influx serializers.json
+)
+telegraf_key() { printf '%s\n' "${TELEGRAF_PLUGINS[@]}" | sha256sum | cut -c1-10; }
+
+# k6 is rebuilt whenever the extension source changes.
+k6_key() {
+  (cd "$ROOT/k6/extension" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) \
+     -not -name '*_test.go' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-10
+}
+
+# Ports of the native stack: every one can be overridden.
+: "${INFLUXDB_PORT:=8086}"
+: "${TELEGRAF_K6_PORT:=8186}"        # InfluxDB v1 listener for `k6 --out influxdb=`
+: "${NODE_EXPORTER_PORT:=9100}"
+: "${MQTT_PORT:=1883}"
+: "${INFLUXDB_ORG:=mqtt-bench}"
+: "${INFLUXDB_BUCKET:=mqtt-bench}"
+: "${INFLUXDB_RETENTION:=30d}"
+export INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT MQTT_PORT INFLUXDB_ORG INFLUXDB_BUCKET INFLUXDB_RETENTION
+
+# Go module copies must be writable for builds that edit go.mod.
+go_module_copy() {  # go_module_copy MODULE@VERSION DEST
+  local dir
+  dir=$(go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  rm -rf "$2"; mkdir -p "$(dirname "$2")"
+  cp -r "$dir" "$2"; chmod -R u+w "$2"
+}

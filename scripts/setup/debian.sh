@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Debian packages: the native broker, node_exporter and the clients tests use.
+set -euo pipefail
+pkgs=(mosquitto mosquitto-clients prometheus-node-exporter curl jq procps iproute2)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+[[ $(id -u) == 0 ]] || { echo "need root to install: ${missing[*]}" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The packages start daemons through init scripts where they can; the native
+# stack runs its own instances on its own ports, so stop the packaged ones.
+for s in mosquitto prometheus-node-exporter; do
+  service "$s" stop >/dev/null 2>&1 || true
+done

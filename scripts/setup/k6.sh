@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds k6 with our MQTT extension: what xk6 would generate, a main package
+# importing go.k6.io/k6/cmd plus the extension (k6/extension/cmd/k6).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+out="$(k6_bin)"
+[[ -x "$out" ]] && exit 0
+cd "$ROOT/k6/extension"
+mkdir -p "$(dirname "$out")"
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/k6
+mv "$out.tmp" "$out"

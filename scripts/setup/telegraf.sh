@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds a custom telegraf with only the plugins this project's configs use
+# (a full build takes 11 min and 4 GB; this one about 2 min).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+out="$(telegraf_bin)"
+[[ -x "$out" ]] && exit 0
+tags="custom,$(IFS=,; echo "${TELEGRAF_PLUGINS[*]}")"
+mkdir -p "$(dirname "$out")"
+GOBIN="$(dirname "$out")" CGO_ENABLED=0 go install -tags "$tags" -ldflags "-s -w" \
+  "github.com/influxdata/telegraf/cmd/telegraf@v$TELEGRAF_VERSION"
