@@ -135,6 +135,8 @@ up() {
   port_free "$TELEGRAF_K6_PORT" TELEGRAF_K6_PORT
   port_free "$NODE_EXPORTER_PORT" NODE_EXPORTER_PORT
   port_free "$MQTT_PORT" MQTT_PORT
+  # 10K+ connections need file descriptors: the broker inherits this limit.
+  ulimit -n "$(ulimit -Hn)"
   ensure_secrets
   mkdir -p "$STATE/influxdb" "$STATE/telegraf-buffer"
 

@@ -7,12 +7,15 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 ((${#missing[@]} == 0)) && exit 0
-[[ $(id -u) == 0 ]] || { echo "need root to install: ${missing[*]}" >&2; exit 1; }
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+sudo=()
+if [[ $(id -u) != 0 ]]; then
+  command -v sudo >/dev/null || { echo "root (or sudo) is needed to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 # The packages start daemons through init scripts where they can; the native
 # stack runs its own instances on its own ports, so stop the packaged ones.
 for s in mosquitto prometheus-node-exporter; do
-  service "$s" stop >/dev/null 2>&1 || true
+  "${sudo[@]}" service "$s" stop >/dev/null 2>&1 || true
 done

@@ -24,5 +24,5 @@ chmod +x "$bin/rustc-cap-lints"
 export PKG_CONFIG="$bin/pkg-config" RUSTUP_TOOLCHAIN=stable RUSTC_WRAPPER="$bin/rustc-cap-lints"
 "$PKG_CONFIG" --cflags -- flux >/dev/null
 mkdir -p "$(dirname "$out")"
-go build -tags sqlite_foreign_keys,sqlite_json -ldflags "-s -w" -o "$out.tmp" ./cmd/influxd
+go build -tags sqlite_foreign_keys,sqlite_json -ldflags "-s -w -X main.version=$INFLUXDB_VERSION" -o "$out.tmp" ./cmd/influxd
 mv "$out.tmp" "$out"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds k6 with our MQTT extension: what xk6 would generate, a main package
 # importing go.k6.io/k6/cmd plus the extension (k6/extension/cmd/k6).
+# The cache key includes a hash of the extension's source.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -10,3 +11,5 @@ cd "$ROOT/k6/extension"
 mkdir -p "$(dirname "$out")"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/k6
 mv "$out.tmp" "$out"
+# Keep the three newest builds; each is ~50 MB.
+ls -1dt "$CACHE"/k6/*/ | tail -n +4 | xargs -r rm -rf

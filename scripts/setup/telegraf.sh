@@ -8,5 +8,6 @@ out="$(telegraf_bin)"
 [[ -x "$out" ]] && exit 0
 tags="custom,$(IFS=,; echo "${TELEGRAF_PLUGINS[*]}")"
 mkdir -p "$(dirname "$out")"
-GOBIN="$(dirname "$out")" CGO_ENABLED=0 go install -tags "$tags" -ldflags "-s -w" \
+GOBIN="$(dirname "$out")" CGO_ENABLED=0 go install -tags "$tags" \
+  -ldflags "-s -w -X github.com/influxdata/telegraf/internal.Version=$TELEGRAF_VERSION" \
   "github.com/influxdata/telegraf/cmd/telegraf@v$TELEGRAF_VERSION"

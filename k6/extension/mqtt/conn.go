@@ -61,16 +61,16 @@ type conn struct {
 	h   connHandler
 	m   *meter
 
-	mu        sync.Mutex
-	nc        net.Conn
-	wbuf      []byte
-	closed    bool
-	waiters   map[uint16]chan ackResult
-	nextPID   uint16
-	inQoS2    map[uint16]struct{} // inbound QoS 2 ids awaiting PUBREL
-	subs      []subscription      // re-subscribed after a reconnect
-	quit      chan struct{}       // closed by close(): stops reconnecting
-	bg        sync.WaitGroup      // the reader (and its reconnect loop)
+	mu      sync.Mutex
+	nc      net.Conn
+	wbuf    []byte
+	closed  bool
+	waiters map[uint16]chan ackResult
+	nextPID uint16
+	inQoS2  map[uint16]struct{} // inbound QoS 2 ids awaiting PUBREL
+	subs    []subscription      // re-subscribed after a reconnect
+	quit    chan struct{}       // closed by close(): stops reconnecting
+	bg      sync.WaitGroup      // the reader (and its reconnect loop)
 
 	recvMax   atomic.Uint32 // broker's receive maximum
 	keepAlive atomic.Uint32 // effective keep-alive (the broker may override it)

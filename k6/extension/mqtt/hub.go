@@ -23,29 +23,55 @@ type meter struct {
 	pushed   [counterKinds]int64 // guarded by hub.mu
 	conns    atomic.Int64        // open connections now
 	target   atomic.Uint64       // float64 bits: msg/s aimed at now
-	achieved atomic.Uint64       // float64 bits: achieved/target ratio of the last phase (0 = none)
+	achieved atomic.Uint64       // float64 bits: lowest achieved/target ratio of its phases (0 = none yet)
 }
 
 func (m *meter) add(c counter, n int64) { m.counts[c].Add(n) }
 
-func (m *meter) setTarget(rate float64)   { m.target.Store(math.Float64bits(rate)) }
-func (m *meter) setAchieved(r float64)    { m.achieved.Store(math.Float64bits(r)) }
-func (m *meter) targetRate() float64      { return math.Float64frombits(m.target.Load()) }
-func (m *meter) achievedRatio() float64   { return math.Float64frombits(m.achieved.Load()) }
-func (m *meter) live() bool               { return m.ctx.Err() == nil }
+func (m *meter) setTarget(rate float64) { m.target.Store(math.Float64bits(rate)) }
+
+// setAchieved keeps the lowest achieved/target ratio of the meter's phases.
+func (m *meter) setAchieved(r float64) {
+	if old := m.achievedRatio(); old == 0 || r < old {
+		m.achieved.Store(math.Float64bits(max(r, 1e-9)))
+	}
+}
+func (m *meter) targetRate() float64    { return math.Float64frombits(m.target.Load()) }
+func (m *meter) achievedRatio() float64 { return math.Float64frombits(m.achieved.Load()) }
+func (m *meter) live() bool             { return m.ctx.Err() == nil }
 
 // hub is process-wide: latency histograms are shared by all VUs so that
 // quantiles are over the whole test, and one goroutine pushes every second.
 type hub struct {
-	mu      sync.Mutex
-	meters  map[*meter]struct{}
-	hists   [histKinds]*shardedHist
-	metrics *k6Metrics
-	stop    chan struct{}
-	done    chan struct{}
-	period  time.Duration
-	retired [counterKinds]int64 // counts of meters already closed
+	mu            sync.Mutex
+	meters        map[*meter]struct{}
+	hists         [histKinds]*shardedHist
+	metrics       *k6Metrics
+	stop          chan struct{}
+	done          chan struct{}
+	period        time.Duration
+	retired       [counterKinds]int64 // counts of meters already closed
+	worstAchieved float64             // lowest achieved ratio of closed meters
+	history       []timelineRow       // one row a second, for the result file
+	prev          map[string]int64    // counters at the previous row
 }
+
+// timelineRow is one second of the run, process-wide: what reports chart
+// when InfluxDB is not at hand.
+type timelineRow struct {
+	Time        int64   `json:"t"` // Unix ms
+	Published   int64   `json:"published"`
+	Received    int64   `json:"received"`
+	Connections int64   `json:"connections"`
+	TargetRate  float64 `json:"target_rate"`
+	LatencyAvg  float64 `json:"latency_avg_ms"`
+	LatencyP50  float64 `json:"latency_p50_ms"`
+	LatencyP99  float64 `json:"latency_p99_ms"`
+	LatencyMax  float64 `json:"latency_max_ms"`
+	SendLagP99  float64 `json:"send_lag_p99_ms"`
+}
+
+const maxHistory = 7 * 24 * 3600 // a week of seconds, then the oldest go
 
 var global = newHub()
 
@@ -77,6 +103,9 @@ func (h *hub) unregister(m *meter) {
 	if _, ok := h.meters[m]; ok {
 		for c := range m.counts {
 			h.retired[c] += m.counts[c].Load()
+		}
+		if r := m.achievedRatio(); r > 0 && (h.worstAchieved == 0 || r < h.worstAchieved) {
+			h.worstAchieved = r
 		}
 	}
 	delete(h.meters, m)
@@ -153,9 +182,23 @@ func (h *hub) flush(only *meter) {
 				m.pushed[c] = v
 			}
 		}
-		if r := m.achievedRatio(); r > 0 {
-			sample(h.metrics.achieved, m.tags, r)
+	}
+	// The run's worst phase, over every publisher group: a gauge threshold
+	// (value>=0.95) then judges each phase, not only the last.
+	worst := 0.0
+	for m := range h.meters {
+		if r := m.achievedRatio(); r > 0 && (worst == 0 || r < worst) {
+			worst = r
 		}
+	}
+	if h.worstAchieved > 0 && (worst == 0 || h.worstAchieved < worst) {
+		worst = h.worstAchieved
+	}
+	if worst > 0 {
+		sample(h.metrics.achieved, via.base, worst)
+	}
+	if only == nil {
+		h.appendHistory(now, conns, target)
 	}
 	for role, n := range conns {
 		sample(h.metrics.connections, via.base.With("role", role), n)
@@ -176,6 +219,39 @@ func (h *hub) flush(only *meter) {
 		}
 	}
 	metrics.PushIfNotDone(via.ctx, via.samples, out)
+}
+
+// appendHistory adds one timeline row; h.mu is held.
+func (h *hub) appendHistory(now time.Time, conns map[string]float64, target float64) {
+	cur := map[string]int64{}
+	for c, name := range counterNames {
+		v := h.retired[c]
+		for m := range h.meters {
+			v += m.counts[c].Load()
+		}
+		cur[name] = v
+	}
+	row := timelineRow{Time: now.UnixMilli(), TargetRate: target,
+		Published: cur[MetricPublishes] - h.prev[MetricPublishes], Received: cur[MetricReceives] - h.prev[MetricReceives]}
+	for _, n := range conns {
+		row.Connections += int64(n)
+	}
+	lat, _ := h.hists[histLatency].snapshot()
+	lag, _ := h.hists[histSendLag].snapshot()
+	row.LatencyAvg, row.LatencyP50, row.LatencyP99, row.LatencyMax = lat.Avg, lat.P50, lat.P99, lat.Max
+	row.SendLagP99 = lag.P99
+	h.prev = cur
+	h.history = append(h.history, row)
+	if len(h.history) > maxHistory {
+		h.history = h.history[1:]
+	}
+}
+
+// timeline returns the per-second rows so far.
+func (h *hub) timeline() []timelineRow {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]timelineRow(nil), h.history...)
 }
 
 // counters sums every meter's counts, closed or live, by metric name.

@@ -3,6 +3,9 @@
 package mqtt
 
 import (
+	"runtime/debug"
+	"sync"
+
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/modules"
@@ -47,6 +50,10 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"PublisherGroup":  mi.newPublisherGroup,
 		"SubscriberGroup": mi.newSubscriberGroup,
 		"stats":           stats,
+		"timeline":        global.timeline,
+		"host":            host,
+		"note":            notes.set,
+		"notes":           notes.all,
 		"version":         Version,
 	}}
 }
@@ -54,7 +61,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 // stats returns the process-wide totals: latency summaries (ms) from the HDR
 // histograms and every counter. Meant for handleSummary.
 func stats() map[string]any {
-	out := map[string]any{"version": Version, "counters": global.counters()}
+	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": global.counters()}
 	for name, s := range global.totals() {
 		out[name] = s
 	}
@@ -73,4 +80,42 @@ func exportArg(args []sobek.Value, i int) any {
 		return nil
 	}
 	return exportValue(args[i])
+}
+
+// notes is a process-wide key/value store: what a VU learns during the run
+// (step boundaries, connect results) reaches handleSummary, which runs in
+// another JS runtime.
+var notes = &noteStore{m: map[string]any{}}
+
+type noteStore struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+func (n *noteStore) set(key string, v sobek.Value) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.m[key] = exportValue(v)
+}
+
+func (n *noteStore) all() map[string]any {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make(map[string]any, len(n.m))
+	for k, v := range n.m {
+		out[k] = v
+	}
+	return out
+}
+
+// k6Version reads the k6 module version linked into this binary.
+func k6Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "go.k6.io/k6" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
 }

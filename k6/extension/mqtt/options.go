@@ -86,12 +86,16 @@ func (o *opts) num(name string, def, minV, maxV float64) float64 {
 		o.fail(name, "must be a number, got %v", v)
 		return def
 	}
-	if f < minV || f > maxV {
-		if maxV == math.MaxFloat64 {
-			o.fail(name, "must be >= %v, got %v", minV, v)
-		} else {
-			o.fail(name, "must be between %v and %v, got %v", minV, maxV, v)
-		}
+	if minV == 0 && maxV <= 2 && (f < minV || f > maxV) { // QoS-like small ranges read best whole
+		o.fail(name, "must be between %v and %v, got %v", minV, maxV, v)
+		return def
+	}
+	if f < minV {
+		o.fail(name, "must be >= %v, got %v", minV, v)
+		return def
+	}
+	if f > maxV {
+		o.fail(name, "must be <= %v, got %v", maxV, v)
 		return def
 	}
 	return f

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
@@ -20,6 +21,7 @@ type PublisherGroup struct {
 	rate        float64 // default total msg/s
 	ratePerConn float64 // default msg/s per client (used when rate is 0)
 	maxInflight int
+	batch       time.Duration // default batch_interval of publish()
 	clients     []*pubClient
 	running     atomic.Bool
 	phases      sync.WaitGroup
@@ -55,6 +57,7 @@ func newPublisherGroup(vu modules.VU, arg any) (*PublisherGroup, error) {
 	g.rate = o.num("rate", 0, 0, 1e9)
 	g.ratePerConn = o.num("rate_per_client", 0, 0, 1e9)
 	g.maxInflight = o.integer("max_inflight", 1024, 1, 65535)
+	g.batch = o.duration("batch_interval", time.Millisecond)
 	topicStr := o.str("topic", "")
 	if topicStr == "" {
 		o.fail("topic", "is required (a template such as \"test/{i}\")")
@@ -122,10 +125,10 @@ func (g *PublisherGroup) Close() {
 // Stats returns this group's counts so far.
 func (g *PublisherGroup) Stats() map[string]any {
 	return map[string]any{
-		"clients":   len(g.clients),
-		"connected": g.connected(),
-		"published": g.m.counts[cPublishes].Load(),
-		"failed":    g.m.counts[cPublishFailures].Load(),
+		"clients":    len(g.clients),
+		"connected":  g.connected(),
+		"published":  g.m.counts[cPublishes].Load(),
+		"failed":     g.m.counts[cPublishFailures].Load(),
 		"reconnects": g.m.counts[cReconnects].Load(),
 	}
 }

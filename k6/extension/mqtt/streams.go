@@ -151,7 +151,8 @@ type publisherRegistry struct {
 func (r *publisherRegistry) add(id uint32, c *pubClient) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.m[id]; ok && old != c {
+	// A closed group's ids may be reused (its subscribers are done with it).
+	if old, ok := r.m[id]; ok && old != c && old.g != nil && old.g.ctx.Err() == nil {
 		return errDuplicatePublisher(id)
 	}
 	r.m[id] = c

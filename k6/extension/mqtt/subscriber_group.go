@@ -26,6 +26,7 @@ type SubscriberGroup struct {
 	expected atomic.Int64
 	received atomic.Int64
 	lastRecv atomic.Int64
+	perConn  []atomic.Int64 // received by each client: shows how a shared group spreads
 }
 
 type sharedSet struct {
@@ -57,9 +58,7 @@ func newSubscriberGroup(vu modules.VU, arg any) (*SubscriberGroup, error) {
 			}
 		}
 	}
-	if len(topics) == 0 {
-		o.fail("topic", "is required: a filter template such as \"test/{i}\" or \"$share/g/test/#\" (or a list of them)")
-	}
+	// Without a topic the group only connects (connection scenarios).
 	tpls := make([]template, len(topics))
 	for i, t := range topics {
 		var err error
@@ -72,6 +71,7 @@ func newSubscriberGroup(vu modules.VU, arg any) (*SubscriberGroup, error) {
 		return nil, err
 	}
 	g.group = base
+	g.perConn = make([]atomic.Int64, len(g.conns))
 	g.filters = make([][]subscription, len(g.conns))
 	g.sets = make([]*streamSet, len(g.conns))
 	sharedFilter := ""
@@ -141,6 +141,9 @@ func (g *SubscriberGroup) Connect() *sobek.Promise {
 	return g.connectAll(func(c *conn) error {
 		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.connectTimeout)
 		defer cancel()
+		if len(g.filters[c.idx]) == 0 {
+			return nil
+		}
 		_, err := c.subscribe(ctx, g.filters[c.idx])
 		return err
 	})
@@ -187,7 +190,16 @@ func (g *SubscriberGroup) SetExpected(n int64) { g.expected.Store(n) }
 // Stats returns the delivery accounting so far.
 func (g *SubscriberGroup) Stats() map[string]any {
 	t := g.totals()
+	least, most := int64(-1), int64(0)
+	for i := range g.perConn {
+		n := g.perConn[i].Load()
+		if least < 0 || n < least {
+			least = n
+		}
+		most = max(most, n)
+	}
 	return map[string]any{
+		"min_per_client": least, "max_per_client": most,
 		"clients": len(g.conns), "connected": g.connected(), "received": g.received.Load(),
 		"unique": t.Unique, "lost": t.Lost, "duplicates": t.Duplicates, "out_of_order": t.OutOfOrder,
 		"streams": t.Streams, "expected": g.expected.Load(),
@@ -212,6 +224,9 @@ func (g *SubscriberGroup) totals() streamTotals {
 // Close disconnects, then pushes lost, duplicate and out-of-order counts.
 func (g *SubscriberGroup) Close() {
 	g.shutdown(func() {
+		if len(g.filters) > 0 && len(g.filters[0]) == 0 {
+			return // connect-only: nothing to account
+		}
 		if g.shared != nil && !releaseShared(g.sharedAt, g.shared) {
 			return // another group of this shared subscription reports it
 		}
@@ -226,6 +241,7 @@ func (g *SubscriberGroup) Close() {
 func (g *SubscriberGroup) onPublish(c *conn, p *publishPacket) {
 	now := nowNano()
 	g.received.Add(1)
+	g.perConn[c.idx].Add(1)
 	g.lastRecv.Store(now)
 	g.m.add(cReceives, 1)
 	g.m.add(cBytesReceived, int64(len(p.payload)))
@@ -239,5 +255,5 @@ func (g *SubscriberGroup) onPublish(c *conn, p *publishPacket) {
 }
 
 func (g *SubscriberGroup) onAck(*conn, byte, uint16, byte) {}
-func (g *SubscriberGroup) onConnect(*conn, bool)          {}
-func (g *SubscriberGroup) onConnectionLost(*conn, error)  {}
+func (g *SubscriberGroup) onConnect(*conn, bool)           {}
+func (g *SubscriberGroup) onConnectionLost(*conn, error)   {}

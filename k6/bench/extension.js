@@ -1,0 +1,63 @@
+// Benchmark of the load generator itself (not of the broker), driven by
+// scripts/bench-extension.py, which measures the k6 process from outside.
+//   MODE=throughput  p2p, QOS, 16-byte payloads, RATE msg/s for SECONDS
+//   MODE=idle        CONNS idle subscriber connections, held for HOLD seconds
+//   MODE=soak        p2p QoS 0 up to 10M messages, with marks at 1M and 10M
+import mqtt from 'k6/x/mqtt';
+
+const url = __ENV.MQTT_URL || 'mqtt://127.0.0.1:1883';
+const mode = __ENV.MODE || 'throughput';
+const clients = Number(__ENV.CLIENTS || 100);
+
+export const options = {
+  scenarios: { bench: { executor: 'per-vu-iterations', vus: 1, iterations: 1, maxDuration: '30m' } },
+};
+
+function mark(name) {
+  console.log(`MARK ${name}`);
+}
+
+async function pair(qos) {
+  const o = { url, count: clients, topic: 'bench/{i}', qos, connect_rate: 2000 };
+  const subs = new mqtt.SubscriberGroup(Object.assign({ read_buffer: 65536 }, o));
+  await subs.connect();
+  const pubs = new mqtt.PublisherGroup(Object.assign({ payload_size: 16 }, o));
+  await pubs.connect();
+  return { subs, pubs };
+}
+
+export default async function () {
+  if (mode === 'idle') {
+    const n = Number(__ENV.CONNS || 10000);
+    mark('before-connect');
+    await new Promise((r) => setTimeout(r, 1500));
+    const subs = new mqtt.SubscriberGroup({ url, count: n, topic: 'idle/{i}', connect_rate: 5000, keepalive: 300 });
+    const r = await subs.connect();
+    console.log(`connected ${r.connected} failed ${r.failed}`);
+    await new Promise((res) => setTimeout(res, 3000));
+    mark('connected');
+    await new Promise((res) => setTimeout(res, 1500));
+    subs.close();
+    return;
+  }
+  const qos = Number(__ENV.QOS || 0);
+  const { subs, pubs } = await pair(qos);
+  if (mode === 'soak') {
+    const rate = Number(__ENV.RATE || 100000);
+    let done = 0;
+    for (const [target, name] of [[1e6, '1M'], [10e6, '10M']]) {
+      const r = await pubs.publish({ count: target - done, rate });
+      done += r.sent;
+      await subs.drain({ expected: done, idle: '2s' });
+      mark(name);
+    }
+  } else {
+    mark('publish-start');
+    const r = await pubs.publish({ rate: Number(__ENV.RATE || 100000), duration: `${__ENV.SECONDS || 20}s` });
+    const s = await subs.drain({ expected: r.sent, idle: '2s' });
+    mark('publish-end');
+    console.log(`RESULT ${JSON.stringify({ publish: r, subscribe: s })}`);
+  }
+  pubs.close();
+  subs.close();
+}

@@ -1,0 +1,83 @@
+package mqtt
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+func freePort(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startMochi runs an embedded mochi-mqtt broker on loopback.
+func startMochi(t testing.TB, cfg listeners.Config) (string, *mochi.Server) {
+	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Address = freePort(t)
+	if cfg.ID == "" {
+		cfg.ID = "t"
+	}
+	if err := srv.AddListener(listeners.NewTCP(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve() }()
+	t.Cleanup(func() { _ = srv.Close() })
+	waitPort(t, cfg.Address)
+	return cfg.Address, srv
+}
+
+// startMosquitto runs a real Mosquitto on loopback. Without the binary the
+// test is skipped, unless MQTTBENCH_REQUIRE_BROKERS=1 (CI) makes it fail.
+func startMosquitto(t testing.TB) string {
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if os.Getenv("MQTTBENCH_REQUIRE_BROKERS") == "1" {
+			t.Fatal("mosquitto is not installed (scripts/setup.sh debian installs it)")
+		}
+		t.Skip("mosquitto is not installed")
+	}
+	addr := freePort(t)
+	_, port, _ := net.SplitHostPort(addr)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	body := fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\nmax_inflight_messages 1000\nmax_queued_messages 100000\nlog_dest stderr\nlog_type error\n", port)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-c", conf)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitPort(t, addr)
+	return addr
+}
+
+func waitPort(t testing.TB, addr string) {
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			_ = c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on %s", addr)
+}

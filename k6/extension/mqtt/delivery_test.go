@@ -1,0 +1,192 @@
+package mqtt
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+func brokers(t *testing.T) map[string]func(*testing.T) string {
+	return map[string]func(*testing.T) string{
+		"mochi":     func(t *testing.T) string { a, _ := startMochi(t, listeners.Config{}); return a },
+		"mosquitto": func(t *testing.T) string { return startMosquitto(t) },
+	}
+}
+
+// Every message published at QoS 1 and 2 is received exactly once, and the
+// accounting says so; QoS 0 on loopback loses nothing either.
+func TestP2PDeliveryIsExact(t *testing.T) {
+	for name, start := range brokers(t) {
+		for _, version := range []string{"3.1.1", "5"} {
+			for _, qos := range []int{0, 1, 2} {
+				t.Run(fmt.Sprintf("%s/v%s/qos%d", name, version, qos), func(t *testing.T) {
+					addr := start(t)
+					vu := newTestVU(t)
+					r := vu.run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: 5, topic: 'p2p/{i}', qos: %d, version: '%s' };
+const subs = new SubscriberGroup(o);
+await subs.connect();
+const pubs = new PublisherGroup(Object.assign({}, o, { payload_size: 64 }));
+await pubs.connect();
+const p = await pubs.publish({ count: 2000, rate: 4000 });
+const s = await subs.drain({ expected: p.sent, idle: '2s', timeout: '20s' });
+pubs.close(); subs.close();
+result = { p, s, stats: stats() };`, addr, qos, version))
+					p, s := r["p"].(map[string]any), r["s"].(map[string]any)
+					if p["sent"].(float64) != 2000 || s["unique"].(float64) != 2000 || s["lost"].(float64) != 0 || s["duplicates"].(float64) != 0 {
+						t.Fatalf("sent=%v unique=%v lost=%v dups=%v", p["sent"], s["unique"], s["lost"], s["duplicates"])
+					}
+					lat := r["stats"].(map[string]any)["mqtt_latency"].(map[string]any)
+					if lat["count"].(float64) != 2000 || lat["p99"].(float64) <= 0 {
+						t.Fatalf("latency histogram: %v", lat)
+					}
+					if qos > 0 {
+						ack := r["stats"].(map[string]any)["mqtt_puback_duration"].(map[string]any)
+						if ack["count"].(float64) != 2000 {
+							t.Fatalf("puback count %v, want 2000", ack["count"])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// A shared subscription spreads messages over its members, none twice.
+func TestSharedSubscriptionSpreadsWithoutDuplicates(t *testing.T) {
+	for name, start := range brokers(t) {
+		t.Run(name, func(t *testing.T) {
+			addr := start(t)
+			vu := newTestVU(t)
+			r := vu.run(t, fmt.Sprintf(`
+const subs = new SubscriberGroup({ url: 'mqtt://%s', count: 4, topic: '$share/bench/shared/#', qos: 1, version: 5 });
+await subs.connect();
+const pubs = new PublisherGroup({ url: 'mqtt://%s', count: 8, topic: 'shared/{i}', qos: 1, version: 5 });
+await pubs.connect();
+const p = await pubs.publish({ count: 4000, rate: 4000 });
+const s = await subs.drain({ expected: p.sent, idle: '2s' });
+pubs.close(); subs.close();
+result = s;`, addr, addr))
+			if r["unique"].(float64) != 4000 || r["duplicates"].(float64) != 0 || r["lost"].(float64) != 0 {
+				t.Fatalf("shared: %v", r)
+			}
+			if r["min_per_client"].(float64) == 0 || r["max_per_client"].(float64) == 4000 {
+				t.Fatalf("messages were not spread over the group: %v", r)
+			}
+		})
+	}
+}
+
+// When the broker drops a connection, the client reconnects with backoff,
+// counts it, restores its subscription and keeps receiving.
+func TestReconnectAfterBrokerDrop(t *testing.T) {
+	addr, srv := startMochi(t, listeners.Config{})
+	vu := newTestVU(t)
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		if cl, ok := srv.Clients.Get("k6-sub-0"); ok {
+			cl.Stop(fmt.Errorf("test drop"))
+		}
+	}()
+	r := vu.run(t, fmt.Sprintf(`
+const subs = new SubscriberGroup({ url: 'mqtt://%s', count: 1, topic: 'rc/{i}', qos: 1, reconnect_backoff_min: '50ms' });
+await subs.connect();
+const pubs = new PublisherGroup({ url: 'mqtt://%s', count: 1, topic: 'rc/{i}', qos: 1 });
+await pubs.connect();
+await pubs.publish({ duration: '2s', rate: 200 });
+const s = await subs.drain({ idle: '1s' });
+pubs.close(); subs.close();
+result = { s, c: stats().counters };`, addr, addr))
+	c := r["c"].(map[string]any)
+	if c["mqtt_reconnects"].(float64) < 1 || c["mqtt_disconnects"].(float64) < 1 {
+		t.Fatalf("no reconnect counted: %v", c)
+	}
+	s := r["s"].(map[string]any)
+	// Messages published while the subscriber was away are lost (clean
+	// session); those after the reconnect arrive.
+	if s["unique"].(float64) < 200 || s["lost"].(float64) == 0 {
+		t.Fatalf("after reconnect: %v", s)
+	}
+}
+
+// Invalid options fail before anything connects, naming the option.
+func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
+	addr, srv := startMochi(t, listeners.Config{})
+	vu := newTestVU(t)
+	for _, c := range []struct{ js, want string }{
+		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', qos: 3 })`, `"qos" must be between 0 and 2`},
+		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', rate: -5 })`, `"rate" must be >= 0`},
+		{`new SubscriberGroup({ url: 'mqtt://` + addr + `', topic: 't', version: 4.5 })`, `unsupported MQTT version 4.5`},
+		{`new SubscriberGroup({ url: 'mqtt//bad', topic: 't' })`, `option "url"`},
+		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 'a/#' })`, `no + or #`},
+		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', paylod_size: 3 })`, `unknown option "paylod_size"`},
+	} {
+		msg := vu.runExpectingFailure(t, c.js)
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("%s: error %q lacks %q", c.js, msg, c.want)
+		}
+	}
+	if n := srv.Info.ClientsTotal; n != 0 {
+		t.Fatalf("%d clients connected during option validation", n)
+	}
+	// An unreachable broker: a clear error that names the fix.
+	msg := vu.runExpectingFailure(t, `const g = new PublisherGroup({ url: 'mqtt://`+freePort(t)+`', topic: 't' }); await g.connect();`)
+	if !strings.Contains(msg, "nothing listens on") {
+		t.Fatalf("unreachable broker: %q", msg)
+	}
+}
+
+// The low-level client follows the MQTT.js-like event API.
+func TestClientEvents(t *testing.T) {
+	addr := startMosquitto(t)
+	vu := newTestVU(t)
+	r := vu.run(t, fmt.Sprintf(`
+const events = [];
+await new Promise((resolve, reject) => {
+  const c = new Client({ client_id: 'events-test' });
+  c.on('connect', async () => {
+    events.push('connect');
+    await c.subscribeAsync('greeting', { qos: 1 });
+    await c.publishAsync('greeting', 'hello', { qos: 1 });
+  });
+  c.on('message', (topic, payload) => {
+    events.push(topic + ':' + String.fromCharCode.apply(null, new Uint8Array(payload)));
+    c.end();
+  });
+  c.on('end', () => { events.push('end'); resolve(); });
+  c.on('error', (e) => reject(e.message));
+  c.connect('mqtt://%s');
+});
+result = { events };`, addr))
+	got := fmt.Sprint(r["events"])
+	if got != "[connect greeting:hello end]" {
+		t.Fatalf("events %s", got)
+	}
+}
+
+// Closing leaves no goroutine behind: readers, reconnect loops, reporter.
+func TestNoGoroutineLeak(t *testing.T) {
+	addr := startMosquitto(t)
+	before := runtime.NumGoroutine()
+	vu := newTestVU(t)
+	vu.run(t, fmt.Sprintf(`
+const subs = new SubscriberGroup({ url: 'mqtt://%s', count: 50, topic: 'leak/{i}' });
+await subs.connect();
+const pubs = new PublisherGroup({ url: 'mqtt://%s', count: 50, topic: 'leak/{i}', qos: 1 });
+await pubs.connect();
+await pubs.publish({ count: 500, rate: 5000 });
+await subs.drain({ expected: 500 });
+pubs.close(); subs.close();`, addr, addr))
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+3 {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines before, %d after close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}

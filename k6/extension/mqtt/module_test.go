@@ -1,0 +1,92 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"testing"
+
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/js/modulestest"
+	"go.k6.io/k6/lib"
+	"go.k6.io/k6/metrics"
+)
+
+// testVU is a k6 VU with the module loaded as the global `mqtt`.
+type testVU struct {
+	rt      *modulestest.Runtime
+	samples chan metrics.SampleContainer
+}
+
+func newTestVU(t *testing.T) *testVU {
+	t.Helper()
+	global = newHub()
+	rt := modulestest.NewRuntime(t)
+	inst := New().NewModuleInstance(rt.VU)
+	samples := make(chan metrics.SampleContainer, 10000)
+	go func() {
+		for range samples { // a k6 output would consume these
+		}
+	}()
+	t.Cleanup(func() { close(samples) })
+	dialer := &net.Dialer{}
+	rt.MoveToVUContext(&lib.State{
+		Dialer:  dialerFunc(dialer.DialContext),
+		Samples: samples,
+		Tags:    lib.NewVUStateTags(metrics.NewRegistry().RootTagSet().With("run_id", "test")),
+		Logger:  rt.VU.InitEnvField.Logger,
+		VUID:    1,
+	})
+	for name, v := range inst.Exports().Named {
+		if err := rt.VU.RuntimeField.Set(name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.VU.RuntimeField.Set("stats", stats); err != nil {
+		t.Fatal(err)
+	}
+	return &testVU{rt: rt, samples: samples}
+}
+
+type dialerFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (f dialerFunc) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return f(ctx, network, addr)
+}
+
+// run executes an async JS body; whatever it assigns to `result` is
+// returned as JSON-decoded data.
+func (v *testVU) run(t *testing.T, body string) map[string]any {
+	t.Helper()
+	code := `var result = {}; var failure = null;
+(async () => { ` + body + ` })().catch((e) => { failure = String(e) });`
+	if _, err := v.rt.RunOnEventLoop(code); err != nil {
+		t.Fatalf("script error: %v", err)
+	}
+	if f := v.rt.VU.RuntimeField.Get("failure"); f != nil && !f.Equals(nullValue(v)) {
+		t.Fatalf("script failed: %v", f)
+	}
+	raw, err := json.Marshal(v.rt.VU.RuntimeField.Get("result").Export())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+func (v *testVU) runExpectingFailure(t *testing.T, body string) string {
+	t.Helper()
+	code := `var failure = null;
+(async () => { ` + body + ` })().catch((e) => { failure = String(e) });`
+	if _, err := v.rt.RunOnEventLoop(code); err != nil {
+		return err.Error()
+	}
+	f := v.rt.VU.RuntimeField.Get("failure")
+	if f == nil || f.Equals(nullValue(v)) {
+		t.Fatal("the script did not fail")
+	}
+	return f.String()
+}
+
+func nullValue(*testVU) sobek.Value { return sobek.Null() }

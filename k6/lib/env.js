@@ -1,0 +1,102 @@
+// Reading and validating scenario parameters from the environment. Every
+// problem stops the run in the init context, before any connection, with a
+// message naming the variable and what it accepts.
+
+const problems = [];
+
+function fail(name, value, accepts) {
+  problems.push(`${name}=${JSON.stringify(value)} is invalid: ${accepts}`);
+}
+
+function raw(name) {
+  const v = __ENV[name];
+  return v === undefined || v === '' ? undefined : String(v).trim();
+}
+
+export function number(name, def, { min = 0, integer = false, above = false } = {}) {
+  const v = raw(name);
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || (above ? n <= min : n < min)) {
+    fail(name, v, `expected ${integer ? 'a whole number' : 'a number'} ${above ? '>' : '>='} ${min}`);
+    return def;
+  }
+  return n;
+}
+
+export function choice(name, def, allowed) {
+  const v = raw(name);
+  if (v === undefined) return def;
+  if (!allowed.map(String).includes(v)) {
+    fail(name, v, `expected one of ${allowed.join(', ')}`);
+    return def;
+  }
+  return v;
+}
+
+const durationRe = /^(\d+(\.\d+)?(ms|s|m|h))+$/;
+
+export function seconds(text) {
+  let total = 0;
+  for (const [, n, , unit] of text.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600 }[unit];
+  }
+  return total;
+}
+
+export function duration(name, def) {
+  const v = raw(name);
+  if (v === undefined) return def;
+  if (!durationRe.test(v) || seconds(v) <= 0) {
+    fail(name, v, 'expected a positive duration such as 30s, 5m or 1h30m');
+    return def;
+  }
+  return v;
+}
+
+export function url(name, def) {
+  const v = raw(name) ?? def;
+  if (!/^(mqtt|mqtts|tcp|ssl|tls):\/\/[A-Za-z0-9.\-_[\]]+(:\d{1,5})?\/?$/.test(v)) {
+    fail(name, v, 'expected a broker URL such as mqtt://127.0.0.1:1883 (schemes: mqtt, mqtts, tcp, ssl, tls)');
+    return def;
+  }
+  return v;
+}
+
+export function text(name, def) {
+  return raw(name) ?? def;
+}
+
+// STEPS="1000:60s,2000:60s": rate (msg/s) and how long it is held.
+export function steps(name) {
+  const v = raw(name);
+  if (v === undefined) return undefined;
+  const out = [];
+  for (const part of v.split(',')) {
+    const [rate, dur] = part.split(':').map((x) => x && x.trim());
+    if (!(Number(rate) > 0) || !dur || !durationRe.test(dur)) {
+      fail(name, v, 'expected a list of rate:duration such as 1000:60s,2000:60s');
+      return undefined;
+    }
+    out.push({ rate: Number(rate), duration: dur });
+  }
+  return out;
+}
+
+// SEGMENT="i/n": this generator process runs slice i (0-based) of n.
+export function segment(name) {
+  const v = raw(name) ?? '0/1';
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) {
+    fail(name, v, 'expected i/n with 0 <= i < n, e.g. 0/2 and 1/2 for two generator processes');
+    return { index: 0, count: 1 };
+  }
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+
+// check throws once with every problem found, so a user fixes all at once.
+export function check(scenario) {
+  if (problems.length) {
+    throw new Error(`${scenario}: ${problems.join('; ')}`);
+  }
+}

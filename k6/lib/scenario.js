@@ -1,0 +1,210 @@
+// One runner for every scenario: a scenario file only describes its workload
+// (clients, topics, rates) as flows, and this turns it into k6 options with
+// thresholds, a setup that fixes the run id, the load itself and the result.
+//
+// A flow is { name, publishers, subscribers, pubTopic, subTopics, fanout,
+// pubBase, subBase, pubUrl, subUrl }: publishers send to pubTopic (a template
+// such as 'test/{i}'), subscribers subscribe to subTopics, and each message
+// published is expected `fanout` times at the subscribers.
+import exec from 'k6/execution';
+import { Gauge } from 'k6/metrics';
+import mqtt from 'k6/x/mqtt';
+import * as env from './env.js';
+import { summary } from './summary.js';
+
+const stepRate = new Gauge('mqtt_step_rate'); // step boundaries, for annotations
+
+// params reads every parameter from the environment over the scenario's defaults.
+function params(name, d) {
+  const scale = env.number('SCALE', 1, { min: 0, above: true });
+  const p = {
+    scenario: name,
+    broker: env.text('BROKER', 'mosquitto'),
+    url: env.url('MQTT_URL', 'mqtt://127.0.0.1:1883'),
+    url_b: d.bridged ? env.url('MQTT_URL_B', 'mqtt://127.0.0.1:1884') : undefined,
+    version: env.choice('MQTT_VERSION', d.version || '3.1.1', ['3.1.1', '5']),
+    qos: Number(env.choice('QOS', d.qos ?? 1, [0, 1, 2])),
+    payload: env.number('PAYLOAD', d.payload ?? 16, { min: 16, integer: true }),
+    publishers: env.number('PUBLISHERS', d.publishers ?? 0, { integer: true }),
+    subscribers: env.number('SUBSCRIBERS', d.subscribers ?? 0, { integer: true }),
+    rate: env.number('RATE', d.rate ?? 0),
+    duration: env.duration('DURATION', d.duration || '30m'),
+    connect_rate: env.number('CONNECT_RATE', d.connectRate ?? 1000, { above: true }),
+    keepalive: env.number('KEEPALIVE', d.keepalive ?? 300, { integer: true }),
+    p99_ms: env.number('P99_MS', d.p99Ms ?? 100, { above: true }),
+    steps: env.steps('STEPS'),
+    payloads: d.payloads ? env.text('PAYLOADS', d.payloads.join(',')).split(',').map(Number) : undefined,
+    segment: env.segment('SEGMENT'),
+    scale,
+    results_dir: env.text('RESULTS_DIR', 'reports/raw'),
+  };
+  if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
+    throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
+  }
+  env.check(name);
+  // SCALE shrinks the use case proportionally: fewer clients, each with the
+  // load it has in the full use case (per-publisher rate, connection ramp
+  // time). RATE, STEPS and CONNECT_RATE given explicitly are kept as given.
+  const shrink = (n) => (n > 0 ? Math.max(1, Math.round(n * scale)) : 0);
+  const given = (k) => __ENV[k] !== undefined && __ENV[k] !== '';
+  const full = { publishers: p.publishers, subscribers: p.subscribers };
+  p.publishers = shrink(p.publishers);
+  p.subscribers = shrink(p.subscribers);
+  if (!given('RATE') && full.publishers > 0) p.rate = (p.rate / full.publishers) * p.publishers;
+  if (!given('CONNECT_RATE')) {
+    const clients = (n) => n.publishers + n.subscribers;
+    p.connect_rate *= clients(p) / Math.max(1, clients(full));
+  }
+  if (p.publishers > 0 && !(p.rate > 0) && !p.steps) {
+    throw new Error(`${name}: RATE=${__ENV.RATE} is invalid: expected messages per second in total, > 0`);
+  }
+  return p;
+}
+
+// slice gives this generator process its share of n clients (SEGMENT=i/n).
+function slice(n, seg) {
+  const per = Math.ceil(n / seg.count);
+  const start = Math.min(n, seg.index * per);
+  return { base: start, count: Math.max(0, Math.min(n, start + per) - start) };
+}
+
+// scenario(name, defaults, workload): workload(params) returns the flows.
+export function scenario(name, defaults, workload) {
+  const p = params(name, defaults);
+  const flows = workload(p);
+  const publishing = flows.some((f) => f.publishers > 0);
+  const thresholds = {
+    mqtt_connect_failures: ['count==0'],
+  };
+  if (publishing) {
+    thresholds.mqtt_latency_p99 = [`value<${p.p99_ms}`];
+    // A generator that cannot keep up fails the run instead of reporting
+    // its own limit as the broker's.
+    thresholds.mqtt_rate_achieved_ratio = ['value>=0.95'];
+    thresholds.mqtt_publish_failures = ['count==0'];
+    // Loss can be judged here only when this process sees every stream.
+    if (p.qos >= 1 && p.segment.count === 1) thresholds.mqtt_lost = ['count==0'];
+  }
+  const options = {
+    tags: { scenario: name, broker: p.broker },
+    scenarios: {
+      [name]: { executor: 'per-vu-iterations', vus: 1, iterations: 1, maxDuration: defaults.maxDuration || '24h' },
+    },
+    thresholds,
+    setupTimeout: '60s',
+  };
+
+  function setup() {
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+    return { run_id: __ENV.RUN_ID || `${name}-${p.broker}-${stamp}`, started_at: new Date().toISOString() };
+  }
+
+  async function run(data) {
+    exec.vu.metrics.tags.run_id = data.run_id;
+    mqtt.note('params', p);
+    const groups = [];
+    try {
+      await runFlows(p, flows, groups);
+    } catch (e) {
+      exec.test.abort(`${name}: ${e}`);
+    } finally {
+      groups.forEach((g) => g.close());
+    }
+  }
+
+  return { options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+}
+
+function common(p, url) {
+  return { url, version: p.version, keepalive: p.keepalive, clean_session: true, connect_rate: p.connect_rate, connect_timeout: '30s' };
+}
+
+// Subscribers connect first: a message published before its subscriber
+// exists would count as lost.
+async function connectSubscribers(p, flows, groups) {
+  const subs = [];
+  for (const f of flows) {
+    const s = slice(f.subscribers, p.segment);
+    let g = null;
+    if (s.count > 0) {
+      g = new mqtt.SubscriberGroup(Object.assign(common(p, f.subUrl || p.url), {
+        count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
+        client_id: `${f.name}-sub-{i}`, read_buffer: 16384,
+      }));
+      groups.push(g);
+      mqtt.note(`connect_sub_${f.name}`, await g.connect());
+    }
+    subs.push(g);
+  }
+  return subs;
+}
+
+// connectPublishers opens each flow's publishers. A payload sweep makes a
+// new set per payload size (round k), with their own publisher ids.
+async function connectPublishers(p, flows, groups, payload, round) {
+  const pubs = [];
+  for (const f of flows) {
+    const s = slice(f.publishers, p.segment);
+    let g = null;
+    if (s.count > 0) {
+      g = new mqtt.PublisherGroup(Object.assign(common(p, f.pubUrl || p.url), {
+        count: s.count, id_base: (f.pubBase || 0) + round * f.publishers + s.base, topic: f.pubTopic, qos: p.qos,
+        payload_size: payload, client_id: `${f.name}-pub-{i}`,
+      }));
+      groups.push(g);
+      mqtt.note(`connect_pub_${f.name}`, await g.connect());
+    }
+    pubs.push(g);
+  }
+  return pubs;
+}
+
+// The run's steps: STEPS, a payload sweep, or RATE held for DURATION.
+function plan(p) {
+  if (p.steps) return p.steps;
+  if (p.payloads) return p.payloads.map((payload) => ({ rate: p.rate, duration: p.duration, payload }));
+  return [{ rate: p.rate, duration: p.duration }];
+}
+
+async function runFlows(p, flows, groups) {
+  const subs = await connectSubscribers(p, flows, groups);
+  const active = flows.filter((f) => slice(f.publishers, p.segment).count > 0).length;
+  if (active === 0) {
+    // Connection scenario: hold the connections for DURATION.
+    await new Promise((resolve) => setTimeout(resolve, env.seconds(p.duration) * 1000));
+    return;
+  }
+  const steps = [];
+  const sent = flows.map(() => 0);
+  let pubs = null;
+  let round = 0;
+  for (const st of plan(p)) {
+    if (!pubs || st.payload) {
+      if (pubs) pubs.forEach((g) => g && g.close());
+      pubs = await connectPublishers(p, flows, groups, st.payload || p.payload, round++);
+    }
+    const started = Date.now();
+    stepRate.add(st.rate);
+    // Each flow publishes its share; each process its segment's share.
+    const results = await Promise.all(pubs.map((g) =>
+      g ? g.publish({ rate: st.rate / active / p.segment.count, duration: st.duration }) : null));
+    results.forEach((r, i) => { sent[i] += r ? r.sent : 0; });
+    const sum = (k) => results.reduce((n, r) => n + (r ? r[k] : 0), 0);
+    steps.push({ rate: st.rate, duration: st.duration, payload: st.payload || p.payload, start: started, end: Date.now(),
+      sent: sum('sent'), target_rate: sum('target_rate'), achieved_rate: sum('achieved_rate') });
+    mqtt.note('steps', steps);
+  }
+  stepRate.add(0);
+  await drain(p, flows, subs, sent);
+}
+
+// drain waits for the last messages: exactly the expected number when this
+// process sees every stream, else until the flow goes quiet.
+function drain(p, flows, subs, sent) {
+  return Promise.all(subs.map((g, i) => {
+    if (!g) return null;
+    const f = flows[i];
+    const expected = p.segment.count === 1 && f.fanout ? sent[i] * f.fanout : 0;
+    return g.drain({ expected, idle: '3s', timeout: '120s' }).then((s) => mqtt.note(`delivery_${f.name}`, s));
+  }));
+}

@@ -1,0 +1,93 @@
+// handleSummary: one self-describing result file per run (parameters,
+// versions, host, thresholds, counts, latency quantiles, steps and the
+// per-second timeline) and a compact text summary. Reports read only these
+// files and InfluxDB.
+import mqtt from 'k6/x/mqtt';
+
+const latencyKinds = {
+  pub_to_sub: 'mqtt_latency',
+  pub_to_sub_from_intended: 'mqtt_latency_intended',
+  send_lag: 'mqtt_send_lag',
+  connect: 'mqtt_connect_duration',
+  suback: 'mqtt_suback_duration',
+  puback: 'mqtt_puback_duration',
+};
+
+function collect(prefix, notes) {
+  const out = {};
+  for (const [k, v] of Object.entries(notes)) {
+    if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
+  }
+  return out;
+}
+
+export function result(data, p, flows) {
+  const st = mqtt.stats();
+  const notes = mqtt.notes();
+  const thresholds = {};
+  let passed = true;
+  for (const [name, m] of Object.entries(data.metrics)) {
+    for (const [expr, t] of Object.entries(m.thresholds || {})) {
+      thresholds[`${name} ${expr}`] = t.ok;
+      passed = passed && t.ok;
+    }
+  }
+  const latency = {};
+  for (const [k, metric] of Object.entries(latencyKinds)) latency[k] = st[metric];
+  const setup = data.setup_data || {};
+  return {
+    schema: 'mqtt-bench/result/v1',
+    run_id: setup.run_id || __ENV.RUN_ID || `${p.scenario}-unknown`,
+    scenario: p.scenario,
+    broker: p.broker,
+    started_at: setup.started_at,
+    ended_at: new Date().toISOString(),
+    duration_s: data.state ? data.state.testRunDurationMs / 1000 : null,
+    passed,
+    parameters: p,
+    flows,
+    versions: { k6: st.k6_version, extension: st.version, broker: __ENV.BROKER_VERSION || null },
+    host: mqtt.host(),
+    thresholds,
+    counts: st.counters,
+    latency_ms: latency,
+    connect: Object.assign(collect('connect_sub_', notes), collect('connect_pub_', notes)),
+    delivery: collect('delivery_', notes),
+    steps: notes.steps || [],
+    timeline: mqtt.timeline(),
+  };
+}
+
+const fmt = (x) => (x === undefined || x === null ? '-' : Number(x).toFixed(x < 10 ? 3 : 1));
+
+export function text(r) {
+  const c = r.counts;
+  const l = r.latency_ms.pub_to_sub || {};
+  const li = r.latency_ms.pub_to_sub_from_intended || {};
+  const lines = [
+    '',
+    `mqtt-bench ${r.scenario} on ${r.broker}: ${r.passed ? 'PASSED' : 'FAILED'}  (run ${r.run_id})`,
+    `  connections   ${c.mqtt_connects} ok, ${c.mqtt_connect_failures} failed, ${c.mqtt_reconnects} reconnects`,
+    `  messages      ${c.mqtt_publishes} published, ${c.mqtt_receives} received, ${c.mqtt_lost} lost, ` +
+      `${c.mqtt_duplicates} duplicates, ${c.mqtt_out_of_order} out of order, ${c.mqtt_publish_failures} failed`,
+  ];
+  for (const s of r.steps) {
+    lines.push(`  step          target ${fmt(s.target_rate)} msg/s, achieved ${fmt(s.achieved_rate)} msg/s` +
+      ` (${s.payload} B, ${s.duration})`);
+  }
+  if (l.count) {
+    lines.push(`  latency ms    avg ${fmt(l.avg)}  p50 ${fmt(l.p50)}  p90 ${fmt(l.p90)}  p95 ${fmt(l.p95)}  p99 ${fmt(l.p99)}  max ${fmt(l.max)}`);
+    lines.push(`  from intended avg ${fmt(li.avg)}  p50 ${fmt(li.p50)}  p90 ${fmt(li.p90)}  p95 ${fmt(li.p95)}  p99 ${fmt(li.p99)}  max ${fmt(li.max)}`);
+  }
+  for (const [t, ok] of Object.entries(r.thresholds)) lines.push(`  ${ok ? 'ok  ' : 'FAIL'}          ${t}`);
+  lines.push(`  result        ${r.parameters.results_dir}/${r.run_id}.json`, '');
+  return lines.join('\n');
+}
+
+export function summary(data, p, flows) {
+  const r = result(data, p, flows);
+  return {
+    [`${p.results_dir}/${r.run_id}.json`]: JSON.stringify(r, null, 1),
+    stdout: text(r),
+  };
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command (README, CI): builds or installs what is missing (from the
+# caches when present), then runs every test against real components:
+#   1. Go tests of the k6 extension (embedded mochi-mqtt and real Mosquitto),
+#   2. pytest: the native stack (influxd, Telegraf, node_exporter, Mosquitto),
+#      the real k6 build running scripts and scenarios, compose and dashboards.
+# Extra arguments go to pytest (e.g. -k shared).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+"$ROOT/scripts/setup.sh"
+
+log "go test: k6 extension"
+(cd "$ROOT/k6/extension" && MQTTBENCH_REQUIRE_BROKERS=1 go test -count=1 ./...)
+
+log "pytest: native stack, k6 scripts and scenarios"
+cd "$ROOT"
+"$CACHE/venv/current/bin/python" -m pytest -q -p no:cacheprovider tests "$@"

@@ -1,0 +1,109 @@
+"""Fixtures that run the real native stack (influxd, Telegraf, node_exporter,
+Mosquitto) and the real k6 build, on test ports, in a throw-away state dir."""
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Test ports differ from the defaults, so a user's running stack is untouched.
+TEST_PORTS = {
+    "INFLUXDB_PORT": "18086",
+    "TELEGRAF_K6_PORT": "18186",
+    "NODE_EXPORTER_PORT": "19100",
+    "MQTT_PORT": "11883",
+}
+
+
+def lib_value(expr):
+    """Evaluates a shell expression after sourcing scripts/lib.sh."""
+    return subprocess.check_output(
+        ["bash", "-c", f". {ROOT}/scripts/lib.sh; {expr}"], text=True
+    ).strip()
+
+
+@pytest.fixture(scope="session")
+def k6_bin():
+    path = lib_value("k6_bin")
+    assert os.access(path, os.X_OK), f"{path} missing: run scripts/setup.sh"
+    return path
+
+
+class Stack:
+    def __init__(self, state):
+        self.state = Path(state)
+        self.env = dict(os.environ, MQTTBENCH_STATE=str(state), TELEGRAF_INTERVAL="1s",
+                        TELEGRAF_FLUSH_INTERVAL="1s", **TEST_PORTS)
+        self.influx = f"http://127.0.0.1:{TEST_PORTS['INFLUXDB_PORT']}"
+        self.mqtt_url = f"mqtt://127.0.0.1:{TEST_PORTS['MQTT_PORT']}"
+        self.k6_out = f"influxdb=http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/k6"
+
+    def run(self, *args, check=True):
+        return subprocess.run([str(ROOT / "scripts/stack.sh"), *args], env=self.env, text=True,
+                              capture_output=True, check=check)
+
+    @property
+    def token(self):
+        for line in (ROOT / ".env.local").read_text().splitlines():
+            if line.startswith("INFLUX_TOKEN="):
+                return line.split("=", 1)[1]
+        raise AssertionError("no INFLUX_TOKEN in .env.local")
+
+    def flux(self, query):
+        r = requests.post(f"{self.influx}/api/v2/query", params={"org": "mqtt-bench"},
+                          headers={"Authorization": f"Token {self.token}",
+                                   "Content-Type": "application/vnd.flux", "Accept": "application/csv"},
+                          data=query, timeout=30)
+        r.raise_for_status()
+        rows = [l.split(",") for l in r.text.splitlines() if l.strip()]
+        if not rows:
+            return []
+        header = rows[0]
+        return [dict(zip(header, row)) for row in rows[1:] if row != header]
+
+    def influxql(self, query):
+        r = requests.get(f"{self.influx}/query", params={"db": "mqtt-bench", "q": query},
+                         headers={"Authorization": f"Token {self.token}"}, timeout=30)
+        r.raise_for_status()
+        return r.json()
+
+    def pids(self):
+        return {p.stem: int(p.read_text()) for p in (self.state / "pids").glob("*.pid")}
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory):
+    s = Stack(tmp_path_factory.mktemp("stack"))
+    r = s.run("up", "--broker", "mosquitto", check=False)
+    assert r.returncode == 0, r.stderr
+    yield s
+    s.run("down", check=False)
+
+
+def wait_until(fn, timeout=20.0, every=0.5):
+    """Polls fn until it returns a truthy value; returns the last value."""
+    deadline = time.time() + timeout
+    value = fn()
+    while not value and time.time() < deadline:
+        time.sleep(every)
+        value = fn()
+    return value
+
+
+def run_k6(k6_bin, script, env=None, out=None, summary=None, timeout=300):
+    """Runs a k6 script; returns (CompletedProcess, summary dict or None)."""
+    args = [k6_bin, "run", "--quiet", "--no-color", "--address", ""]
+    if out:
+        args += ["--out", out]
+    if summary:
+        args += ["--summary-export", str(summary)]
+    args.append(str(script))
+    e = dict(os.environ, K6_NO_USAGE_REPORT="true", **(env or {}))
+    p = subprocess.run(args, env=e, text=True, capture_output=True, timeout=timeout)
+    data = json.loads(Path(summary).read_text()) if summary and Path(summary).exists() else None
+    return p, data

@@ -1,0 +1,167 @@
+"""Issue 4: every scenario of k6/scenarios runs at a reduced SCALE against
+real Mosquitto with its thresholds passing, and writes its result file."""
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TEST_PORTS, run_k6, wait_until
+
+SCENARIOS = ROOT / "k6/scenarios"
+
+# name -> extra environment for a short, small run on this machine.
+REDUCED = {
+    "conn-tcp-10K-100": {"SCALE": "0.05", "CONNECT_RATE": "500"},
+    "conn-tcp-1M-5K": {"SCALE": "0.0005", "CONNECT_RATE": "500"},
+    "conn": {"SCALE": "0.2", "CONNECT_RATE": "500"},
+    "p2p-1K-1K-1K-1K": {"SCALE": "0.05"},
+    "p2p-50K-50K-50K-50K": {"SCALE": "0.002"},
+    "p2p": {"SCALE": "0.2"},
+    "fanout-1-1K-1-1K": {"SCALE": "0.1"},
+    "fanout-5-1000-5-250K": {"SCALE": "0.05"},
+    "fanout": {"SCALE": "0.05"},
+    "sharedsub-1K-5-1K-1K": {"SCALE": "0.05"},
+    "sharedsub-50K-500-50K-50K": {"SCALE": "0.002"},
+    "fanin": {"SCALE": "0.05"},
+    "symmetric": {"SCALE": "0.05"},
+    "qos-1K-1K-128B": {"SCALE": "0.05"},
+    "payload-1K-1K-20K": {"SCALE": "0.01", "PAYLOADS": "128,1024,8192"},
+    "bridge-500-500": {"SCALE": "0.02"},
+}
+
+
+def test_every_scenario_is_covered():
+    assert {p.stem for p in SCENARIOS.glob("*.js")} == set(REDUCED)
+
+
+def scenario_env(stack, tmp_path, name, **extra):
+    return {"MQTT_URL": stack.mqtt_url, "DURATION": "3s", "RESULTS_DIR": str(tmp_path),
+            "RUN_ID": f"test-{name}-{int(time.time() * 1000)}", **REDUCED[name], **extra}
+
+
+def run_scenario(k6_bin, stack, tmp_path, name, **extra):
+    env = scenario_env(stack, tmp_path, name, **extra)
+    p, _ = run_k6(k6_bin, SCENARIOS / f"{name}.js", env=env, timeout=240)
+    files = list(Path(tmp_path).glob(f"{env['RUN_ID']}.json"))
+    return p, (json.loads(files[0].read_text()) if files else None)
+
+
+@pytest.fixture(scope="module")
+def broker_b(stack, tmp_path_factory):
+    """A second real Mosquitto, bridged both ways to the stack's broker."""
+    port = 11884
+    conf = tmp_path_factory.mktemp("bridge") / "bridge.conf"
+    text = (ROOT / "brokers/mosquitto/bridge.conf").read_text()
+    text = text.replace("listener 1884 127.0.0.1", f"listener {port} 127.0.0.1")
+    text = text.replace("address 127.0.0.1:1883", f"address 127.0.0.1:{TEST_PORTS['MQTT_PORT']}")
+    conf.write_text(text)
+    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def up():
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+        assert wait_until(up, timeout=10)
+        time.sleep(1.5)  # the bridge connects to A
+        yield f"mqtt://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCED))
+def test_scenario_passes_its_thresholds_at_reduced_scale(stack, k6_bin, tmp_path, name, request):
+    extra = {}
+    if name.startswith("bridge"):
+        extra["MQTT_URL_B"] = request.getfixturevalue("broker_b")
+    p, r = run_scenario(k6_bin, stack, tmp_path, name, **extra)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-4000:]
+    assert r and r["passed"], r and r["thresholds"]
+    c = r["counts"]
+    assert c["mqtt_connect_failures"] == 0 and c["mqtt_connects"] > 0
+    if name.startswith("conn"):
+        assert c["mqtt_publishes"] == 0
+        return
+    assert c["mqtt_publishes"] > 0 and c["mqtt_lost"] == 0 and c["mqtt_duplicates"] == 0
+    fanout = sum(f["fanout"] for f in r["flows"]) / len(r["flows"])
+    assert c["mqtt_receives"] == c["mqtt_publishes"] * fanout
+    assert r["latency_ms"]["pub_to_sub"]["count"] == c["mqtt_receives"]
+    assert r["steps"] and all(abs(s["achieved_rate"] / s["target_rate"] - 1) <= 0.05 for s in r["steps"])
+
+
+@pytest.mark.parametrize("qos", ["0", "2"])
+def test_qos_family_at_qos_0_and_2(stack, k6_bin, tmp_path, qos):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "qos-1K-1K-128B", QOS=qos)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert r["parameters"]["qos"] == int(qos) and r["counts"]["mqtt_receives"] == r["counts"]["mqtt_publishes"]
+
+
+def test_result_file_is_self_describing(stack, k6_bin, tmp_path):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p-1K-1K-1K-1K")
+    assert p.returncode == 0
+    for key in ("run_id", "scenario", "broker", "started_at", "ended_at", "parameters", "versions", "host",
+                "thresholds", "counts", "latency_ms", "steps", "timeline"):
+        assert r.get(key) is not None, key
+    assert r["parameters"]["qos"] == 1 and r["parameters"]["payload"] == 16 and r["parameters"]["keepalive"] == 300
+    assert r["versions"]["k6"] == "v1.8.1" and r["versions"]["extension"]
+    assert r["host"]["cpus"] >= 1 and "net.core.somaxconn" in r["host"]["sysctls"]
+    assert {"p50", "p90", "p95", "p99", "avg", "max"} <= set(r["latency_ms"]["pub_to_sub"])
+    assert len(r["timeline"]) >= 3
+
+
+def test_step_load_records_step_boundaries(stack, k6_bin, tmp_path):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", STEPS="100:2s,300:2s,600:2s")
+    assert p.returncode == 0, p.stderr[-3000:]
+    steps = r["steps"]
+    assert [s["rate"] for s in steps] == [100, 300, 600]
+    for a, b in zip(steps, steps[1:]):
+        assert a["end"] <= b["start"]
+    assert all(s["end"] - s["start"] >= 2000 for s in steps)
+
+
+def test_generator_that_cannot_keep_up_fails_loudly(stack, k6_bin, tmp_path):
+    # 3 M msg/s is far beyond one generator process here.
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", RATE="3000000", DURATION="2s", QOS="0")
+    assert p.returncode == 99, "the achieved-rate threshold must fail the run"
+    assert "could not keep up" in p.stderr or "held back" in p.stderr
+    assert r["thresholds"]["mqtt_rate_achieved_ratio value>=0.95"] is False
+
+
+@pytest.mark.parametrize("var,value,message", [
+    ("QOS", "3", "QOS=\"3\" is invalid: expected one of 0, 1, 2"),
+    ("RATE", "-5", "RATE=\"-5\" is invalid"),
+    ("MQTT_VERSION", "4.2", "MQTT_VERSION=\"4.2\" is invalid"),
+    ("MQTT_URL", "http://127.0.0.1:1883", "MQTT_URL=\"http://127.0.0.1:1883\" is invalid"),
+    ("DURATION", "soon", "DURATION=\"soon\" is invalid"),
+    ("SCALE", "0", "SCALE=\"0\" is invalid"),
+    ("STEPS", "100", "STEPS=\"100\" is invalid"),
+])
+def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, var, value, message):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.settimeout(0.2)
+    accepted = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                accepted.append(srv.accept())
+            except OSError:
+                pass
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    env = {"MQTT_URL": f"mqtt://127.0.0.1:{srv.getsockname()[1]}", "DURATION": "2s", "RESULTS_DIR": str(tmp_path),
+           var: value}
+    p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=env)
+    stop.set()
+    t.join()
+    srv.close()
+    assert p.returncode != 0
+    assert message in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
+    assert accepted == []
