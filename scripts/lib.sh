@@ -77,3 +77,35 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   rm -rf "$2"; mkdir -p "$(dirname "$2")"
   cp -r "$dir" "$2"; chmod -R u+w "$2"
 }
+
+# ensure_secrets generates the secrets on first use into .env.local
+# (git-ignored), under the names each consumer reads: the native stack and
+# Telegraf (INFLUX_TOKEN), and the images' own variables under compose.
+ensure_secrets() {
+  local f="$ROOT/.env.local" group name value
+  touch "$f"
+  chmod 600 "$f"
+  # Each entry: the names that share one secret.
+  local groups=(
+    "INFLUX_TOKEN DOCKER_INFLUXDB_INIT_ADMIN_TOKEN"
+    "INFLUXDB_ADMIN_PASSWORD DOCKER_INFLUXDB_INIT_PASSWORD"
+    "GRAFANA_ADMIN_PASSWORD GF_SECURITY_ADMIN_PASSWORD"
+    "EMQX_DASHBOARD__DEFAULT_PASSWORD"
+    "EMQX_NODE__COOKIE"
+    "NANOMQ_HTTP_SERVER_PASSWORD NANOMQ_HTTP_PASSWORD"
+  )
+  for group in "${groups[@]}"; do
+    value=""
+    for name in $group; do
+      value=$(sed -n "s/^$name=//p" "$f" | head -n 1)
+      [[ -n "$value" ]] && break
+    done
+    [[ -n "$value" ]] || value=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
+    for name in $group; do
+      grep -q "^$name=" "$f" || echo "$name=$value" >>"$f"
+    done
+  done
+  set -a
+  . "$f"
+  set +a
+}

@@ -64,16 +64,6 @@ wait_for() {
 
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$1"; }
 
-# Secrets are generated on first use into .env.local (git-ignored).
-ensure_secrets() {
-  local f="$ROOT/.env.local"
-  touch "$f"; chmod 600 "$f"
-  grep -q '^INFLUX_TOKEN=' "$f" || echo "INFLUX_TOKEN=$(head -c 32 /dev/urandom | base64 | tr -d '/+=' )" >>"$f"
-  grep -q '^INFLUXDB_ADMIN_PASSWORD=' "$f" || echo "INFLUXDB_ADMIN_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')" >>"$f"
-  grep -q '^GRAFANA_ADMIN_PASSWORD=' "$f" || echo "GRAFANA_ADMIN_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')" >>"$f"
-  set -a; . "$f"; set +a
-}
-
 influx_setup() {
   local url="http://127.0.0.1:$INFLUXDB_PORT" allowed
   allowed=$(curl -fsS "$url/api/v2/setup" | jq -r .allowed)
@@ -146,11 +136,10 @@ up() {
   wait_for influxd 30 http_ok "http://127.0.0.1:$INFLUXDB_PORT/health"
   influx_setup
 
-  # The collectors the dashboards use; the full default set is ~10x the series.
-  start node_exporter prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_EXPORTER_PORT" \
-    --collector.disable-defaults --collector.cpu --collector.meminfo --collector.loadavg --collector.netdev \
-    --collector.netstat --collector.sockstat --collector.filefd --collector.stat --collector.vmstat \
-    --collector.diskstats --collector.filesystem --collector.uname
+  # The collectors the dashboards use (NODE_EXPORTER_FLAGS in .env, shared with compose).
+  local ne_flags
+  read -r -a ne_flags <<<"$NODE_EXPORTER_FLAGS"
+  start node_exporter prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_EXPORTER_PORT" "${ne_flags[@]}"
   wait_for node_exporter 10 http_ok "http://127.0.0.1:$NODE_EXPORTER_PORT/metrics"
 
   broker_start

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Helpers around compose.yaml.
+#   scripts/compose.sh init       generate the secrets into .env.local (once)
+#   scripts/compose.sh check      validate compose.yaml for every broker profile
+#                                 (needs no Docker engine: the compose plugin
+#                                 built by scripts/setup.sh)
+#   scripts/compose.sh smoke      after a run on a started stack: data reached
+#                                 InfluxDB and Grafana serves the dashboards
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# Our pinned build where setup.sh made it, else the installed plugin.
+compose() {
+  local bin=(docker compose)
+  [[ -x "$(compose_bin)" ]] && bin=("$(compose_bin)")
+  "${bin[@]}" --project-directory "$ROOT" -f "$ROOT/compose.yaml" "$@"
+}
+
+case "${1:-}" in
+  init)
+    ensure_secrets
+    log "secrets in $ROOT/.env.local (git-ignored): Grafana user admin, password GRAFANA_ADMIN_PASSWORD"
+    ;;
+  check)
+    ensure_secrets
+    for profile in mosquitto emqx nanomq vernemq k6; do
+      compose --profile "$profile" config -q || die "compose.yaml is invalid for profile $profile"
+      log "compose config ok: profile $profile"
+    done
+    ;;
+  smoke)
+    ensure_secrets
+    n=$(curl -fsS "http://127.0.0.1:$INFLUXDB_PORT/api/v2/query?org=$INFLUXDB_ORG" \
+          -H "Authorization: Token $INFLUX_TOKEN" -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' \
+          --data "from(bucket:\"$INFLUXDB_BUCKET\") |> range(start:-1h) |> filter(fn:(r) => r._measurement == \"mqtt_publishes\") |> group() |> count()" |
+        awk -F, 'NR==2 {print $NF}' | tr -d '\r')
+    ((${n:-0} > 0)) || die "no k6 data (mqtt_publishes) in InfluxDB"
+    log "InfluxDB holds $n mqtt_publishes points"
+    found=$(curl -fsS -u "admin:$GRAFANA_ADMIN_PASSWORD" "http://127.0.0.1:${GRAFANA_PORT:-3000}/api/search?tag=mqtt-bench" |
+            jq -r '.[].uid' | sort | tr '\n' ' ')
+    [[ "$found" == "mqtt-bench-broker mqtt-bench-generator mqtt-bench-host mqtt-bench-overview " ]] ||
+      die "Grafana does not serve the provisioned dashboards (found: $found)"
+    log "Grafana serves: $found"
+    ;;
+  *) echo "usage: scripts/compose.sh init|check|smoke" >&2; exit 2 ;;
+esac
