@@ -48,6 +48,7 @@ export function result(data, p, flows) {
     flows,
     versions: { k6: st.k6_version, extension: st.version, broker: __ENV.BROKER_VERSION || null },
     host: mqtt.host(),
+    generator: st.process, // the k6 process's own CPU seconds and peak RSS
     thresholds,
     counts: st.counters,
     latency_ms: latency,

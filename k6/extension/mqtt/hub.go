@@ -59,16 +59,16 @@ type hub struct {
 // timelineRow is one second of the run, process-wide: what reports chart
 // when InfluxDB is not at hand.
 type timelineRow struct {
-	Time        int64   `json:"t"` // Unix ms
-	Published   int64   `json:"published"`
-	Received    int64   `json:"received"`
-	Connections int64   `json:"connections"`
-	TargetRate  float64 `json:"target_rate"`
-	LatencyAvg  float64 `json:"latency_avg_ms"`
-	LatencyP50  float64 `json:"latency_p50_ms"`
-	LatencyP99  float64 `json:"latency_p99_ms"`
-	LatencyMax  float64 `json:"latency_max_ms"`
-	SendLagP99  float64 `json:"send_lag_p99_ms"`
+	Time        int64   `json:"t" js:"t"` // Unix ms // Unix ms
+	Published   int64   `json:"published" js:"published"`
+	Received    int64   `json:"received" js:"received"`
+	Connections int64   `json:"connections" js:"connections"`
+	TargetRate  float64 `json:"target_rate" js:"target_rate"`
+	LatencyAvg  float64 `json:"latency_avg_ms" js:"latency_avg_ms"`
+	LatencyP50  float64 `json:"latency_p50_ms" js:"latency_p50_ms"`
+	LatencyP99  float64 `json:"latency_p99_ms" js:"latency_p99_ms"`
+	LatencyMax  float64 `json:"latency_max_ms" js:"latency_max_ms"`
+	SendLagP99  float64 `json:"send_lag_p99_ms" js:"send_lag_p99_ms"`
 }
 
 const maxHistory = 7 * 24 * 3600 // a week of seconds, then the oldest go

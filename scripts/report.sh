@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The report command: see scripts/report/__main__.py (or --help).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+[[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python
+# The InfluxDB token of the native stack or compose, when there is one.
+[[ -f "$ROOT/.env.local" ]] && { set -a; . "$ROOT/.env.local"; set +a; }
+cd "$ROOT/scripts"
+exec "$CACHE/venv/current/bin/python" -m report "$@"

@@ -1,0 +1,120 @@
+"""scripts/report.sh [RUN_ID ...] [--cpu-target 75] [--results DIR] [--out DIR]
+
+One run (default: the latest) -> reports/<run_id>/report.md, charts, results.json.
+Several runs -> also a comparison: reports/compare-<time>/compare.md."""
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader
+
+from . import charts, tables
+from .influx import Influx
+from .results import MissingData, find
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def mb(x):
+    return "n/a" if x is None else f"{x / 2**20:,.0f} MB"
+
+
+def connect_influx(skip):
+    if skip:
+        return None, "InfluxDB was not asked (--no-influx): host and broker metrics are missing"
+    try:
+        return Influx.from_env(), None
+    except MissingData as e:
+        return None, str(e)
+
+
+def report_one(run, influx, influx_problem, args):
+    tables.require(run)
+    res, t = tables.build(run, influx, args.cpu_target)
+    if influx_problem:
+        t["missing"].insert(0, influx_problem)
+    out = Path(args.out) / run.run_id
+    out.mkdir(parents=True, exist_ok=True)
+    made = charts.run_charts(out, run, res)
+    k = charts.knee(out, t["steps"], args.cpu_target)
+    if k:
+        made["knee"] = k
+    readme = ROOT / "brokers" / run["broker"] / "README.md"
+    broker_table = "\n".join(l for l in readme.read_text().splitlines() if l.startswith("|")) if readme.exists() else ""
+    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
+    env.globals["mb"] = mb
+    text = env.get_template("report.md.j2").render(
+        t=t, run=run.data, res=res, charts=made, broker_readme=broker_table, run_path=run.path,
+        influx_url=influx.url if influx else None, now=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    (out / "report.md").write_text(text)
+    t["charts"] = made
+    (out / "results.json").write_text(json.dumps(t, indent=1, default=str))
+    for m in t["missing"]:
+        print(f"missing: {m}", file=sys.stderr)
+    if t["generator"]["warning"]:
+        print(f"warning: {t['generator']['warning']}", file=sys.stderr)
+    print(f"report: {out / 'report.md'}")
+    return t, run
+
+
+def compare(results, args):
+    rows = []
+    for t, run in results:
+        best = t["capacity"]["recommended"] or (t["steps"][-1] if t["steps"] else {})
+        rows.append({"run_id": t["run_id"], "scenario": t["scenario"], "broker": t["broker"],
+                     "qos": run["parameters"]["qos"], "payload": run["parameters"]["payload"],
+                     "tps": best.get("tps"), "cpu_avg": best.get("cpu_avg"), "mem_avg": best.get("mem_avg"),
+                     "broker_cpu_avg": best.get("broker_cpu_avg"),
+                     "latency_avg": run["latency_ms"]["pub_to_sub"].get("avg"),
+                     "latency_p99": run["latency_ms"]["pub_to_sub"].get("p99"),
+                     "delivery_success_pct": t["success"]["delivery_success_pct"], "passed": t["passed"]})
+    out = Path(args.out) / ("compare-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+    out.mkdir(parents=True, exist_ok=True)
+    chart = charts.compare(out, rows)
+    f = lambda x, d=1: "n/a" if x is None else f"{x:,.{d}f}"  # noqa: E731
+    lines = ["# Comparison", "",
+             "| Run | Broker | Scenario | QoS | Payload B | TPS (In + Out) | Avg CPU % (1 - Idle) | Broker CPU % | Avg Memory % | Avg Latency ms | P99 Latency ms | Delivery success | Thresholds |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['run_id']} | {r['broker']} | {r['scenario']} | {r['qos']} | {r['payload']} | {f(r['tps'], 0)} | "
+                     f"{f(r['cpu_avg'], 2)} | {f(r['broker_cpu_avg'], 2)} | {f(r['mem_avg'], 2)} | {f(r['latency_avg'], 3)} | "
+                     f"{f(r['latency_p99'], 3)} | {f(r['delivery_success_pct'], 3)}% | {'pass' if r['passed'] else 'FAIL'} |")
+    lines += ["", "TPS, CPU and memory are those of each run's recommended step (or its last step).", "",
+              f"![comparison]({chart})", ""]
+    (out / "compare.md").write_text("\n".join(lines))
+    (out / "results.json").write_text(json.dumps(rows, indent=1))
+    print(f"comparison: {out / 'compare.md'}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="scripts/report.sh", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_ids", nargs="*", help="run ids (default: the latest run)")
+    ap.add_argument("--results", action="append", help="directory of result files (default: reports/)")
+    ap.add_argument("--out", default=str(ROOT / "reports"))
+    ap.add_argument("--cpu-target", type=float, default=75.0, help="capacity search CPU bound, %% (default 75)")
+    ap.add_argument("--no-influx", action="store_true", help="report from the result files only")
+    args = ap.parse_args(argv)
+    dirs = args.results or [str(ROOT / "reports")]
+    try:
+        runs = [find(dirs, rid) for rid in (args.run_ids or [None])]
+    except MissingData as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    influx, problem = connect_influx(args.no_influx)
+    done = []
+    for run in runs:
+        try:
+            done.append(report_one(run, influx, problem, args))
+        except MissingData as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    if len(done) > 1:
+        compare(done, args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""PNG charts of a run (matplotlib, no display)."""
+from datetime import datetime, timezone
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def _t(ms):
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+def _save(fig, path):
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path.name
+
+
+def _lines(path, title, ylabel, series):
+    """series: [(label, [(ms, value)])]; None when there is nothing to draw."""
+    series = [(label, pts) for label, pts in series if pts]
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for label, pts in series:
+        ax.plot([_t(t) for t, _ in pts], [v for _, v in pts], label=label, linewidth=1.2)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    return _save(fig, path)
+
+
+def run_charts(out, run, res):
+    tl = run.data.get("timeline") or []
+    col = lambda k: [(r["t"], r[k]) for r in tl if r.get(k) is not None]  # noqa: E731
+    made = {
+        "throughput": _lines(out / "throughput.png", "Throughput", "msg/s",
+                             [("in (published)", col("published")), ("out (received)", col("received"))]),
+        "latency": _lines(out / "latency.png", "Pub-to-sub latency per second", "ms",
+                          [("p50", col("latency_p50_ms")), ("p99", col("latency_p99_ms")), ("max", col("latency_max_ms"))]),
+        "cpu": _lines(out / "cpu.png", "CPU", "% (host: 1 - idle; broker: of one core)",
+                      [("host", res.host_cpu), ("broker process", res.broker_cpu)]),
+        "memory": _lines(out / "memory.png", "Memory", "%  /  MB",
+                         [("host used %", res.mem_pct), ("broker RSS MB", [(t, v / 2**20) for t, v in res.broker_rss])]),
+    }
+    return {k: v for k, v in made.items() if v}
+
+
+def knee(out, rows, cpu_target):
+    """Capacity knee: CPU and p99 latency against the workload of each step."""
+    pts = [r for r in rows if r["cpu_avg"] is not None]
+    if len(pts) < 2:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4))
+    x = [r["tps"] for r in pts]
+    ax.plot(x, [r["cpu_avg"] for r in pts], "o-", label="average CPU % (1 - idle)")
+    ax.axhline(cpu_target, color="red", linestyle="--", linewidth=1, label=f"{cpu_target}% CPU target")
+    ax.set_xlabel("workload TPS (in + out)")
+    ax.set_ylabel("CPU %")
+    ax2 = ax.twinx()
+    ax2.plot(x, [r["latency_p99"] for r in pts], "s-", color="tab:orange", label="p99 latency ms")
+    ax2.set_ylabel("p99 latency ms")
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8)
+    ax.set_title("Capacity knee")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "knee.png", dpi=100)
+    plt.close(fig)
+    return "knee.png"
+
+
+def compare(out, reports):
+    """Bars per run: TPS, average CPU, p99 latency."""
+    labels = [f"{r['broker']}\n{r['scenario']}\nQoS {r['qos']}" for r in reports]
+    metrics = [("TPS (in + out)", "tps"), ("avg CPU % (1 - idle)", "cpu_avg"), ("p99 latency ms", "latency_p99")]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    for ax, (title, key) in zip(axes, metrics):
+        ax.bar(range(len(reports)), [r[key] or 0 for r in reports], color="tab:blue")
+        ax.set_xticks(range(len(reports)))
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_title(title)
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "compare.png", dpi=100)
+    plt.close(fig)
+    return "compare.png"

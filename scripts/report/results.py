@@ -1,0 +1,58 @@
+"""Reading the self-describing result files that k6's handleSummary writes."""
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = "mqtt-bench/result/v1"
+
+
+class MissingData(Exception):
+    """Something the report needs is not there; the message names it and the fix."""
+
+
+@dataclass
+class Run:
+    path: Path
+    data: dict
+
+    def __getitem__(self, key):
+        return self.data[key]
+
+    @property
+    def run_id(self):
+        return self.data["run_id"]
+
+    def window(self):
+        """(start, end) in Unix ms: the publish steps, else the whole run."""
+        steps = self.data.get("steps") or []
+        if steps:
+            return steps[0]["start"], steps[-1]["end"]
+        tl = self.data.get("timeline") or []
+        if tl:
+            return tl[0]["t"] - 1000, tl[-1]["t"]
+        raise MissingData(f"run {self.run_id}: the result file has neither steps nor a timeline")
+
+
+def find(results_dirs, run_id=None):
+    """The result file of run_id (default: the newest) in any of the dirs."""
+    files = []
+    for d in results_dirs:
+        files += [p for p in Path(d).glob("**/*.json") if p.is_file()]
+    runs = []
+    for p in files:
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("schema") == SCHEMA:
+            runs.append(Run(p, data))
+    if not runs:
+        raise MissingData(f"no result files in {', '.join(map(str, results_dirs))}: run a scenario first "
+                          "(scripts/bench.sh, or k6 run k6/scenarios/p2p.js)")
+    if run_id is None:
+        return max(runs, key=lambda r: (r.data.get("ended_at") or "", str(r.path)))
+    for r in runs:
+        if r.run_id == run_id:
+            return r
+    known = ", ".join(sorted(r.run_id for r in runs)[-5:])
+    raise MissingData(f"no result file for run {run_id!r} in {', '.join(map(str, results_dirs))} (latest runs: {known})")

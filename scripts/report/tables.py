@@ -1,0 +1,170 @@
+"""The numbers of a report: the EMQX guide's per-step table, mqttbs's tables,
+success rates, the generator's share of the host and the capacity search."""
+from urllib.parse import urlparse
+
+from .results import MissingData
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else None
+
+
+def within(series, start, end):
+    """Values of points time-stamped in [start, end): the series carry each
+    window's start, so this matches a Flux range over the same bounds."""
+    return [v for t, v in series if start <= t < end]
+
+
+class Resources:
+    """Host and broker time series of the run, or what is missing of them."""
+
+    def __init__(self, influx, run):
+        self.missing = []
+        self.host_cpu = self.host_cpu_us = self.mem_pct = self.mem_used = self.broker_cpu = self.broker_rss = []
+        self.broker_host = {}
+        if influx is None:
+            return
+        start, end = run.window()
+        broker = run["broker"]
+        self.host_cpu, self.host_cpu_us = influx.host_cpu(start, end, broker)
+        self.mem_pct, self.mem_used = influx.host_mem(start, end, broker)
+        self.broker_cpu, self.broker_rss = influx.broker_process(start, end, broker)
+        self.broker_host = influx.broker_host(start, end, broker)
+        for name, s in [("host CPU (telegraf cpu)", self.host_cpu), ("host memory (telegraf mem)", self.mem_pct),
+                        ("broker process CPU (procstat or docker)", self.broker_cpu),
+                        ("broker process memory (procstat or docker)", self.broker_rss)]:
+            if not s:
+                self.missing.append(f"{name}: no points for broker={broker} between the run's start and end in InfluxDB")
+
+
+def timeline_between(run, start, end):
+    # A timeline row covers the second before its time stamp; allow one
+    # second after the step for messages still in flight.
+    return [r for r in run.data.get("timeline", []) if start < r["t"] <= end + 1000]
+
+
+def weighted(rows, key, weight="received"):
+    total = sum(r[weight] for r in rows if r.get(key) is not None)
+    if not total:
+        return None
+    return sum(r[key] * r[weight] for r in rows if r.get(key) is not None) / total
+
+
+def step_rows(run, res):
+    """One row per step: the EMQX guide's recommended-workload table."""
+    steps = run.data.get("steps") or []
+    single = len(steps) == 1
+    lat = run["latency_ms"]["pub_to_sub"]
+    p99_bound = run["parameters"].get("p99_ms")
+    rows = []
+    for s in steps:
+        secs = (s["end"] - s["start"]) / 1000
+        tl = timeline_between(run, s["start"], s["end"])
+        received = sum(r["received"] for r in tl)
+        row = {
+            "rate": s["rate"], "payload": s.get("payload"), "seconds": round(secs, 1),
+            "target_rate": s["target_rate"], "achieved_rate": s["achieved_rate"],
+            "tps_in": s["sent"] / secs if secs else None, "tps_out": received / secs if secs else None,
+            "cpu_avg": mean(within(res.host_cpu, s["start"], s["end"])),
+            "mem_avg": mean(within(res.mem_pct, s["start"], s["end"])),
+            "broker_cpu_avg": mean(within(res.broker_cpu, s["start"], s["end"])),
+            # One step: the exact whole-run HDR values; several: the
+            # per-second values weighted by messages received.
+            "latency_avg": lat.get("avg") if single else weighted(tl, "latency_avg_ms"),
+            "latency_p99": lat.get("p99") if single else weighted(tl, "latency_p99_ms"),
+        }
+        row["tps"] = (row["tps_in"] or 0) + (row["tps_out"] or 0)
+        ok_rate = s["target_rate"] > 0 and s["achieved_rate"] / s["target_rate"] >= 0.95
+        ok_latency = row["latency_p99"] is not None and (p99_bound is None or row["latency_p99"] < p99_bound)
+        row["passed"] = bool(ok_rate and ok_latency)
+        rows.append(row)
+    return rows
+
+
+def capacity(rows, cpu_target, run_ok):
+    """The guide's method: the highest step whose average CPU stays at or
+    under the target with its checks passing."""
+    fits = [r for r in rows if r["cpu_avg"] is not None and r["cpu_avg"] <= cpu_target and r["passed"]]
+    out = {"cpu_target": cpu_target, "recommended": None, "reason": None}
+    if not rows:
+        out["reason"] = "the run has no publish steps"
+    elif all(r["cpu_avg"] is None for r in rows):
+        out["reason"] = "host CPU is missing from InfluxDB for every step"
+    elif not fits:
+        out["reason"] = f"no step stayed at or under {cpu_target}% CPU with its checks passing"
+    else:
+        best = max(fits, key=lambda r: r["tps"])
+        out["recommended"] = best
+        if not run_ok:
+            out["reason"] = "the run lost messages or connections: the recommendation is not trustworthy"
+    return out
+
+
+def mqttbs(run, res):
+    c = run["counts"]
+    lat = run["latency_ms"]["pub_to_sub"]
+    steps = run.data.get("steps") or []
+    secs = sum((s["end"] - s["start"]) / 1000 for s in steps)
+    start, end = run.window()
+    us = within(res.host_cpu_us, start, end)
+    used = within(res.mem_used, start, end)
+    return {
+        "pub_rate": c["mqtt_publishes"] / secs if secs else None,
+        "sub_rate": c["mqtt_receives"] / secs if secs else None,
+        "latency_avg": lat.get("avg"),
+        "cpu_us_max": max(us) if us else None, "cpu_us_avg": mean(us),
+        "mem_used_max": max(used) if used else None, "mem_used_avg": mean(used),
+        "broker_cpu_max": max(within(res.broker_cpu, start, end), default=None),
+        "broker_cpu_avg": mean(within(res.broker_cpu, start, end)),
+        "broker_rss_max": max(within(res.broker_rss, start, end), default=None),
+        "percentiles": {k: lat.get(k) for k in ("p50", "p75", "p90", "p95", "p99")},
+    }
+
+
+def success(run):
+    c = run["counts"]
+    attempts = c["mqtt_connects"] + c["mqtt_connect_failures"]
+    delivered = c["mqtt_receives"] - c["mqtt_duplicates"]
+    expected = delivered + c["mqtt_lost"]
+    return {
+        "connections": c["mqtt_connects"], "connect_failures": c["mqtt_connect_failures"],
+        "connection_success_pct": 100.0 * c["mqtt_connects"] / attempts if attempts else None,
+        "published": c["mqtt_publishes"], "received": c["mqtt_receives"], "lost": c["mqtt_lost"],
+        "duplicates": c["mqtt_duplicates"], "out_of_order": c["mqtt_out_of_order"],
+        "publish_failures": c["mqtt_publish_failures"],
+        "delivery_success_pct": 100.0 * delivered / expected if expected else None,
+    }
+
+
+def generator(run, res):
+    """The generator's CPU, and a warning when it shares the broker's host."""
+    g = run.data.get("generator") or {}
+    cpu_s = (g.get("cpu_user_s") or 0) + (g.get("cpu_system_s") or 0)
+    dur = run.data.get("duration_s") or 0
+    pct = 100.0 * cpu_s / dur if dur else None
+    url_host = urlparse(run["parameters"]["url"]).hostname or ""
+    shared = url_host in ("127.0.0.1", "localhost", "::1") or (
+        res.broker_host.get("nodename") and res.broker_host.get("nodename") == run["host"].get("hostname"))
+    warning = None
+    if shared and pct is not None:
+        warning = (f"the load generator ran on the broker's host and used {pct:.0f}% of one core "
+                   f"({cpu_s:.1f} CPU-s over {dur:.0f} s); host CPU includes it, the broker-process CPU does not")
+    return {"cpu_seconds": cpu_s, "cpu_pct_of_one_core": pct, "max_rss_kb": g.get("max_rss_kb"),
+            "shares_broker_host": bool(shared), "warning": warning}
+
+
+def build(run, influx, cpu_target):
+    res = Resources(influx, run)
+    rows = step_rows(run, res)
+    ok = run["counts"]["mqtt_lost"] == 0 and run["counts"]["mqtt_connect_failures"] == 0
+    return res, {
+        "run_id": run.run_id, "scenario": run["scenario"], "broker": run["broker"], "passed": run["passed"],
+        "steps": rows, "capacity": capacity(rows, cpu_target, ok), "mqttbs": mqttbs(run, res),
+        "success": success(run), "generator": generator(run, res), "missing": res.missing,
+    }
+
+
+def require(run):
+    for key in ("counts", "latency_ms", "parameters", "host"):
+        if key not in run.data:
+            raise MissingData(f"run {run.run_id}: the result file {run.path} lacks '{key}' (written by an older k6/lib?)")

@@ -1,0 +1,152 @@
+"""Issue 6: the report, against a real InfluxDB holding a real run."""
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, lib_value, run_k6
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from report import tables  # noqa: E402
+
+
+def report(args, env):
+    py = lib_value('echo "$CACHE/venv/current/bin/python"')
+    return subprocess.run([py, "-m", "report", *args], cwd=ROOT / "scripts", env=env, text=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def step_run(stack, k6_bin, tmp_path_factory):
+    raw = tmp_path_factory.mktemp("raw")
+    run_id = f"report-steps-{int(time.time())}"
+    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/p2p.js", out=stack.k6_out,
+                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.2",
+                       "STEPS": "300:4s,1000:4s,2500:4s", "RESULTS_DIR": str(raw)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    time.sleep(4)  # Telegraf's last flush
+    env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
+    return {"raw": raw, "run_id": run_id, "env": env, "out": tmp_path_factory.mktemp("reports"),
+            "result": json.loads((raw / f"{run_id}.json").read_text())}
+
+
+def make_report(step_run, *extra):
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"]), *extra],
+               step_run["env"])
+    assert r.returncode == 0, r.stderr
+    d = step_run["out"] / step_run["run_id"]
+    return d, json.loads((d / "results.json").read_text()), (d / "report.md").read_text()
+
+
+def iso(ms):
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def flux_mean(stack, start, end, predicate):
+    rows = stack.flux(f'from(bucket: "mqtt-bench") |> range(start: {iso(start)}, stop: {iso(end)})'
+                      f' |> filter(fn: (r) => {predicate}) |> group() |> mean()')
+    return float(rows[0]["_value"])
+
+
+def test_tables_agree_with_result_file_and_influxdb(stack, step_run):
+    d, t, md = make_report(step_run)
+    raw = step_run["result"]
+    c = raw["counts"]
+    assert t["success"]["published"] == c["mqtt_publishes"] and t["success"]["received"] == c["mqtt_receives"]
+    assert t["success"]["lost"] == c["mqtt_lost"] == 0
+    for k in ("p50", "p75", "p90", "p95", "p99"):
+        assert t["mqttbs"]["percentiles"][k] == raw["latency_ms"]["pub_to_sub"][k]
+    assert [s["rate"] for s in t["steps"]] == [300, 1000, 2500]
+    for row, step in zip(t["steps"], raw["steps"]):
+        assert row["achieved_rate"] == pytest.approx(step["achieved_rate"])
+        # Average CPU (1 - idle) of the step, computed here straight from InfluxDB.
+        idle = flux_mean(stack, step["start"], step["end"],
+                         'r._measurement == "cpu" and r.cpu == "cpu-total" and r._field == "usage_idle" and r.broker == "mosquitto"')
+        assert row["cpu_avg"] == pytest.approx(100 - idle, abs=0.5)
+        mem = flux_mean(stack, step["start"], step["end"],
+                        'r._measurement == "mem" and r._field == "used_percent" and r.broker == "mosquitto"')
+        assert row["mem_avg"] == pytest.approx(mem, abs=0.05)
+        assert row["tps_in"] == pytest.approx(step["sent"] / ((step["end"] - step["start"]) / 1000))
+    # The markdown shows the same numbers, rounded.
+    assert f"{t['steps'][0]['cpu_avg']:,.2f}" in md
+    assert f"{raw['latency_ms']['pub_to_sub']['p99']:,.3f}" in md
+    assert "Workload TPS (In + Out) | Average CPU Usage % (1 - Idle)" in md
+    assert "Actual msg rate" in md and "| p50 | p75 | p90 | p95 | p99 |" in md
+    assert "## Full disclosure" in md and "net.core.somaxconn" in md and "v1.8.1" in md
+    assert t["generator"]["shares_broker_host"] and "load generator ran on the broker's host" in md
+
+
+def test_capacity_search_picks_the_right_step(stack, step_run):
+    _, t, _ = make_report(step_run)
+    cpus = [s["cpu_avg"] for s in t["steps"]]
+    # A bound between the step CPUs: the answer is the highest-TPS step
+    # whose CPU is under it, computed here independently.
+    target = sorted(cpus)[1] + 0.01
+    _, t2, md = make_report(step_run, "--cpu-target", str(target))
+    fits = [s for s in t2["steps"] if s["cpu_avg"] <= target and s["passed"]]
+    expected = max(fits, key=lambda s: s["tps"])
+    assert t2["capacity"]["recommended"]["rate"] == expected["rate"]
+    assert f"at step {expected['rate']:,.1f} msg/s" in md
+    _, t3, md3 = make_report(step_run, "--cpu-target", str(min(cpus) - 1))
+    assert t3["capacity"]["recommended"] is None and "no step stayed at or under" in md3
+
+
+def test_capacity_rule():
+    row = lambda rate, cpu, ok=True: {"rate": rate, "tps": 2 * rate, "cpu_avg": cpu, "passed": ok}  # noqa: E731
+    rows = [row(1000, 30), row(2000, 55), row(3000, 74.9), row(4000, 80), row(5000, 95)]
+    assert tables.capacity(rows, 75, True)["recommended"]["rate"] == 3000
+    rows[2]["passed"] = False  # a step failing its checks is not recommended
+    assert tables.capacity(rows, 75, True)["recommended"]["rate"] == 2000
+    assert tables.capacity([row(1, None)], 75, True)["reason"] == "host CPU is missing from InfluxDB for every step"
+
+
+def test_charts_are_non_empty_images(step_run):
+    import matplotlib.image as mpimg
+    d, t, _ = make_report(step_run)
+    assert set(t["charts"]) == {"throughput", "latency", "cpu", "memory", "knee"}
+    for name in t["charts"].values():
+        p = d / name
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000, name
+        img = mpimg.imread(p)
+        assert img.std() > 0.01, f"{name} is blank"
+
+
+def test_missing_influxdb_is_named_not_a_crash(step_run):
+    env = dict(step_run["env"], INFLUX_URL="http://127.0.0.1:9")
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"])], env)
+    assert r.returncode == 0, r.stderr
+    assert "InfluxDB at http://127.0.0.1:9" in r.stderr and "missing" in r.stderr
+    md = (step_run["out"] / step_run["run_id"] / "report.md").read_text()
+    assert "Missing data" in md and "n/a" in md
+    # The tables are still there, from the result file.
+    assert md.count("| 300.0 (16 B) |") == 1 and "| p50 | p75 |" in md
+
+
+def test_missing_token_is_named(step_run):
+    env = {k: v for k, v in step_run["env"].items() if k != "INFLUX_TOKEN"}
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"])], env)
+    assert r.returncode == 0 and "INFLUX_TOKEN is not set" in r.stderr
+
+
+def test_unknown_run_is_a_clear_error(step_run):
+    r = report(["no-such-run", "--results", str(step_run["raw"])], step_run["env"])
+    assert r.returncode == 2 and "no result file for run 'no-such-run'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_compare_mode(stack, k6_bin, step_run):
+    other = f"report-qos0-{int(time.time())}"
+    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/p2p.js", out=stack.k6_out,
+                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": other, "SCALE": "0.2", "QOS": "0", "DURATION": "4s",
+                       "RESULTS_DIR": str(step_run["raw"])})
+    assert p.returncode == 0
+    r = report([step_run["run_id"], other, "--results", str(step_run["raw"]), "--out", str(step_run["out"])],
+               step_run["env"])
+    assert r.returncode == 0, r.stderr
+    cmp_dir = sorted(step_run["out"].glob("compare-*"))[-1]
+    md = (cmp_dir / "compare.md").read_text()
+    assert step_run["run_id"] in md and other in md and "| 0 |" in md and "| 1 |" in md
+    assert (cmp_dir / "compare.png").stat().st_size > 5000
