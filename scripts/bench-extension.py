@@ -87,10 +87,11 @@ def idle(conns):
 
 
 def soak(rate):
-    marks, _, _ = run({"MODE": "soak", "RATE": str(rate), "CLIENTS": "100"})
+    marks, _, _ = run({"MODE": "soak", "RATE": str(rate), "CLIENTS": "100", "SOAK_MARKS": "1,2,4,6,8,10"})
     a, b = marks["1M"]["rss_kb"], marks["10M"]["rss_kb"]
     return {"rss_after_1M_mb": round(a / 1024, 1), "rss_after_10M_mb": round(b / 1024, 1),
-            "growth_percent": round(100 * (b - a) / a, 2)}
+            "growth_percent": round(100 * (b - a) / a, 2),
+            "rss_mb_by_million": {k: round(v["rss_kb"] / 1024, 1) for k, v in marks.items()}}
 
 
 def main():
@@ -116,7 +117,7 @@ def main():
     if "soak" in out:
         s = out["soak"]
         print(f"soak: RSS {s['rss_after_1M_mb']} MB after 1M, {s['rss_after_10M_mb']} MB after 10M "
-              f"({s['growth_percent']}% growth)")
+              f"({s['growth_percent']}% growth); by million messages: {s['rss_mb_by_million']}")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2))
 

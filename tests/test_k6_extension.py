@@ -124,3 +124,11 @@ def test_per_second_series_reach_influxdb_with_low_cardinality_tags(stack, k6_bi
     p99 = stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:-10m)
       |> filter(fn:(r) => r._measurement == "mqtt_latency_1s" and r.stat == "p99" and r.run_id == "{run_id}")''')
     assert p99, "no per-second latency series"
+
+
+def test_examples_run(stack, k6_bin):
+    examples = HERE.parent.parent / "k6/extension/examples"
+    for script in sorted(examples.glob("*.js")):
+        p, _ = run_k6(k6_bin, script, env={"MQTT_URL": stack.mqtt_url, "DURATION": "2s"})
+        assert p.returncode == 0, f"{script.name}: {p.stderr[-2000:]}"
+    assert "greeting: Hello MQTT!" in run_k6(k6_bin, examples / "hello.js", env={"MQTT_URL": stack.mqtt_url})[0].stderr

@@ -45,7 +45,8 @@ export default async function () {
   if (mode === 'soak') {
     const rate = Number(__ENV.RATE || 100000);
     let done = 0;
-    for (const [target, name] of [[1e6, '1M'], [10e6, '10M']]) {
+    const marks = (__ENV.SOAK_MARKS || '1,10').split(',').map(Number);
+    for (const [target, name] of marks.map((m) => [m * 1e6, `${m}M`])) {
       const r = await pubs.publish({ count: target - done, rate });
       done += r.sent;
       await subs.drain({ expected: done, idle: '2s' });

@@ -1,0 +1,263 @@
+/**
+ * **k6/x/mqtt**: an MQTT 3.1.1 / 5.0 load generator for benchmarking brokers.
+ *
+ * Two APIs:
+ * - `Client`: one connection, event-driven, close to grafana/xk6-mqtt's
+ *   MQTT.js-like API, so scripts move between the two.
+ * - `PublisherGroup` / `SubscriberGroup`: many connections per VU, opened at a
+ *   controlled rate; publishing paced from Go (no JS call per message); every
+ *   message timed and accounted for at the subscribers.
+ *
+ * Every benchmark payload starts with a 16-byte header (publisher id,
+ * sequence number, actual send time, send lag), so subscribers measure
+ * latency from the actual and from the intended send time (no coordinated
+ * omission) and count lost, duplicate and out-of-order messages per stream.
+ *
+ * @example
+ * ```javascript
+ * import mqtt from 'k6/x/mqtt';
+ * export const options = { thresholds: { mqtt_lost: ['count==0'], mqtt_latency_p99: ['value<50'] } };
+ * export default async function () {
+ *   const url = 'mqtt://127.0.0.1:1883';
+ *   const subs = new mqtt.SubscriberGroup({ url, count: 100, topic: 'test/{i}', qos: 1 });
+ *   await subs.connect();
+ *   const pubs = new mqtt.PublisherGroup({ url, count: 100, topic: 'test/{i}', qos: 1, payload_size: 16 });
+ *   await pubs.connect();
+ *   const r = await pubs.publish({ rate: 1000, duration: '60s' });
+ *   await subs.drain({ expected: r.sent });
+ *   pubs.close(); subs.close();
+ * }
+ * ```
+ * @module mqtt
+ */
+export as namespace mqtt;
+
+export declare enum QoS { AtMostOnce = 0, AtLeastOnce = 1, ExactlyOnce = 2 }
+
+/** A duration: "10s", "250ms", "1m30s", or milliseconds. */
+export declare type Duration = string | number;
+
+/** TLS for mqtts://, ssl:// or tls:// URLs. PEM text or a path to a PEM file. */
+export declare interface TLSOptions {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  insecure_skip_verify?: boolean;
+  server_name?: string;
+}
+
+export declare interface Will {
+  topic: string;
+  payload?: string;
+  qos?: QoS;
+  retain?: boolean;
+}
+
+/** Options every connection takes. Unknown options are an error. */
+export declare interface ConnectionOptions {
+  /** mqtt://host:port (tcp://), mqtts:// (ssl://, tls://). Default mqtt://127.0.0.1:1883. */
+  url?: string;
+  /** "3.1.1" (or 4) and "5" (or "5.0"). Default "3.1.1". */
+  version?: string | number;
+  /** Seconds; 0 disables. Default 60. */
+  keepalive?: number;
+  /** Clean session (3.1.1) / clean start (5). Default true. */
+  clean_session?: boolean;
+  /** MQTT 5 session expiry interval, seconds. */
+  session_expiry?: number;
+  username?: string;
+  password?: string;
+  will?: Will;
+  tls?: TLSOptions;
+  /** Dial + TLS + CONNECT to CONNACK. Default "10s". */
+  connect_timeout?: Duration;
+  /** Reconnect with exponential backoff when the broker drops a connection. Default true. */
+  reconnect?: boolean;
+  reconnect_backoff_min?: Duration;
+  reconnect_backoff_max?: Duration;
+  /** Socket read buffer per connection, bytes. Default 4096. */
+  read_buffer?: number;
+  /** MQTT 5 Receive Maximum announced to the broker. */
+  receive_maximum?: number;
+}
+
+/** Options of a group of connections. */
+export declare interface GroupOptions extends ConnectionOptions {
+  /** Number of connections. Default 1. */
+  count?: number;
+  /** Index of the first client in the test: {i} runs from id_base to id_base + count - 1. */
+  id_base?: number;
+  /** Client id template: {i}, {i%N}, {i/N}, {vu}, {role}. Default "k6-{role}-{i}". */
+  client_id?: string;
+  /** New connections per second (0: as fast as possible). */
+  connect_rate?: number;
+  /** Connections being opened at once. Default 128. */
+  connect_concurrency?: number;
+  /** Extra metric tags. Keep them low-cardinality: never a client id. */
+  tags?: Record<string, string>;
+}
+
+export declare interface PublisherGroupOptions extends GroupOptions {
+  /** Topic template, e.g. "test/{i}" (no wildcards). Required. */
+  topic: string;
+  qos?: QoS;
+  retain?: boolean;
+  /** Exact payload size in bytes, >= 16 (the header). Default 16. */
+  payload_size?: number;
+  /** Default total rate of publish() (msg/s). */
+  rate?: number;
+  /** Default rate per client of publish() when `rate` is not set. */
+  rate_per_client?: number;
+  /** QoS 1/2 messages in flight per client (capped by the broker's Receive Maximum). Default 1024. */
+  max_inflight?: number;
+  /** Least time between scheduler wake-ups; messages due meanwhile share a write. Default "1ms". */
+  batch_interval?: Duration;
+}
+
+export declare interface SubscriberGroupOptions extends GroupOptions {
+  /** Filter template(s); "$share/group/filter" for shared subscriptions. None: connect only. */
+  topic?: string | string[];
+  qos?: QoS;
+}
+
+export declare interface ConnectResult {
+  connected: number;
+  failed: number;
+  seconds: number;
+  first_error: string;
+}
+
+export declare interface PublishPhase {
+  /** Total msg/s. */
+  rate?: number;
+  /** msg/s per client (when rate is not given). */
+  rate_per_client?: number;
+  /** How long the rate is held (the phase lasts exactly this long). */
+  duration?: Duration;
+  /** Or: how many messages. */
+  count?: number;
+  /** How long to wait at the end for QoS 1/2 acknowledgements. Default "5s". */
+  drain?: Duration;
+  batch_interval?: Duration;
+}
+
+export declare interface PublishResult {
+  sent: number;
+  failed: number;
+  seconds: number;
+  target_rate: number;
+  achieved_rate: number;
+  achieved_ratio: number;
+  /** Times a QoS 1/2 message waited for the in-flight window (broker backpressure). */
+  window_full: number;
+  max_lag_ms: number;
+}
+
+export declare class PublisherGroup {
+  constructor(options: PublisherGroupOptions);
+  /** Opens the connections at connect_rate; rejects only if none succeeded. */
+  connect(): Promise<ConnectResult>;
+  /** Publishes at the phase's rate, paced from Go; sequence numbers continue across calls (step load). */
+  publish(phase: PublishPhase): Promise<PublishResult>;
+  stats(): { clients: number; connected: number; published: number; failed: number; reconnects: number };
+  /** Disconnects every client and pushes the final metrics. */
+  close(): void;
+}
+
+export declare interface DeliveryStats {
+  clients: number;
+  connected: number;
+  received: number;
+  unique: number;
+  lost: number;
+  duplicates: number;
+  out_of_order: number;
+  streams: number;
+  expected: number;
+  min_per_client: number;
+  max_per_client: number;
+}
+
+export declare class SubscriberGroup {
+  constructor(options: SubscriberGroupOptions);
+  /** Opens the connections at connect_rate and subscribes each. */
+  connect(): Promise<ConnectResult>;
+  /** Waits until `expected` messages arrived, or none for `idle`, or `timeout`. */
+  drain(options?: { expected?: number; idle?: Duration; timeout?: Duration }): Promise<DeliveryStats>;
+  /** Messages expected in all: those that never arrived count as lost. */
+  setExpected(n: number): void;
+  stats(): DeliveryStats;
+  /** Disconnects, then pushes lost, duplicate and out-of-order counts. */
+  close(): void;
+}
+
+/** A latency summary in milliseconds, from an HDR histogram. */
+export declare interface LatencyStats {
+  count: number; avg: number; min: number; p50: number; p75: number; p90: number; p95: number; p99: number; p999: number; max: number;
+}
+
+/** Process-wide totals, for handleSummary. */
+export declare function stats(): {
+  version: string;
+  k6_version: string;
+  counters: Record<string, number>;
+  process: { cpu_user_s: number; cpu_system_s: number; max_rss_kb: number };
+  mqtt_latency: LatencyStats;
+  mqtt_latency_intended: LatencyStats;
+  mqtt_send_lag: LatencyStats;
+  mqtt_connect_duration: LatencyStats;
+  mqtt_suback_duration: LatencyStats;
+  mqtt_puback_duration: LatencyStats;
+};
+
+/** One row per second of the run, process-wide. */
+export declare function timeline(): Array<{
+  t: number; published: number; received: number; connections: number; target_rate: number;
+  latency_avg_ms: number; latency_p50_ms: number; latency_p99_ms: number; latency_max_ms: number; send_lag_p99_ms: number;
+}>;
+
+/** The generator host: CPU model, cores, memory, kernel, OS, network sysctls. */
+export declare function host(): Record<string, unknown>;
+
+/** A process-wide note, readable in handleSummary through notes(). */
+export declare function note(key: string, value: unknown): void;
+export declare function notes(): Record<string, unknown>;
+
+export declare const version: string;
+
+// ---- low-level client (grafana/xk6-mqtt compatible) --------------------
+
+export declare interface ClientOptions extends ConnectionOptions {
+  client_id?: string;
+  /** Alias of client_id, as in grafana/xk6-mqtt. */
+  clientId?: string;
+  tags?: Record<string, string>;
+}
+
+export declare interface PublishOptions { qos?: QoS; retain?: boolean; tags?: Record<string, string> }
+export declare interface SubscribeOptions { qos?: QoS; no_local?: boolean; tags?: Record<string, string> }
+export declare type StringOrArrayBuffer = string | ArrayBuffer;
+
+export declare interface MQTTError { name: "MQTTError"; message: string; method: string }
+
+export declare class Client {
+  readonly connected: boolean;
+  constructor(options?: ClientOptions);
+  connect(url?: string | ClientOptions, options?: ClientOptions): void;
+  connectAsync(url?: string | ClientOptions, options?: ClientOptions): Promise<void>;
+  /** Drops the connection; the client reconnects with backoff. */
+  reconnect(): void;
+  subscribe(topic: string | string[], options?: SubscribeOptions): void;
+  /** Resolves with the granted QoS (or reason code) of each filter. */
+  subscribeAsync(topic: string | string[], options?: SubscribeOptions): Promise<number[]>;
+  unsubscribe(topic: string | string[]): void;
+  unsubscribeAsync(topic: string | string[]): Promise<void>;
+  publish(topic: string, payload: StringOrArrayBuffer, options?: PublishOptions): void;
+  /** Resolves when written (QoS 0) or acknowledged (PUBACK / PUBCOMP). */
+  publishAsync(topic: string, payload: StringOrArrayBuffer, options?: PublishOptions): Promise<void>;
+  end(): void;
+  endAsync(): Promise<void>;
+  on(event: "connect" | "end" | "reconnect" | "close", listener: () => void): void;
+  on(event: "message", listener: (topic: string, payload: ArrayBuffer) => void): void;
+  on(event: "error", listener: (error: MQTTError) => void): void;
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The main job: start the stack, wait until healthy, run a scenario, write
+# the report. Uses compose when a Docker engine with the images is there,
+# otherwise the native stack (building what is missing), and says which.
+#
+# Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose] [-e NAME=VALUE ...]
+#   -e passes scenario parameters, e.g. -e QOS=0 -e RATE=5000 -e DURATION=2m (README: Parameters)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+broker=mosquitto scenario=p2p mode=auto
+k6_env=()
+while (($#)); do
+  case "$1" in
+    --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
+    --scenario) scenario="${2:?--scenario needs a name}"; shift 2 ;;
+    --native) mode=native; shift ;;
+    --compose) mode=compose; shift ;;
+    -e) k6_env+=("${2:?-e needs NAME=VALUE}"); shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) die "unknown argument '$1' (see scripts/bench.sh --help)" ;;
+  esac
+done
+
+case "$broker" in mosquitto|emqx|nanomq|vernemq) ;; *) die "unknown broker '$broker' (known: mosquitto emqx nanomq vernemq)" ;; esac
+[[ -f "$ROOT/k6/scenarios/$scenario.js" ]] ||
+  die "unknown scenario '$scenario' (known: $(cd "$ROOT/k6/scenarios" && ls -1 *.js | sed 's/\.js$//' | tr '\n' ' '))"
+for kv in "${k6_env[@]}"; do [[ "$kv" == *=* ]] || die "-e takes NAME=VALUE, got '$kv'"; done
+
+# compose needs an engine and the profile's images; otherwise native.
+images_present() {
+  local img
+  for img in "$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$(eval echo "\$${broker^^}_IMAGE")"; do
+    docker image inspect "$img" >/dev/null 2>&1 || { missing_image="$img"; return 1; }
+  done
+}
+if [[ "$mode" == auto ]]; then
+  if ! docker info >/dev/null 2>&1; then
+    mode=native; log "using the native stack: no Docker engine answers here (docker info failed)"
+  elif ! images_present; then
+    mode=native; log "using the native stack: image $missing_image is not present locally (docker pull it to use compose)"
+  else
+    mode=compose; log "using compose: Docker and the $broker images are present"
+  fi
+fi
+
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+run_id="${RUN_ID:-$scenario-$broker-$stamp}"
+mkdir -p "$ROOT/reports/raw"
+env_args=()
+for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
+
+if [[ "$mode" == native ]]; then
+  "$ROOT/scripts/setup.sh"
+  if "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; then
+    running="$(cat "$STATE/broker" 2>/dev/null || true)"
+    [[ "$running" == "$broker" ]] || die "the native stack runs broker '$running': scripts/stack.sh down first"
+    log "native stack already up"
+  else
+    "$ROOT/scripts/stack.sh" up --broker "$broker"
+  fi
+  [[ -f "$ROOT/.env.local" ]] && { set -a; . "$ROOT/.env.local"; set +a; }
+  [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from .env.local: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
+  curl -fsS -o /dev/null -H "Authorization: Token $INFLUX_TOKEN" "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
+    die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from .env.local: check scripts/stack.sh status"
+  # mosquitto -h exits 3 after printing its version.
+  version="$(mosquitto -h 2>/dev/null | awk 'NR==1 {print $3}' || true)"
+  ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
+  log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
+  rc=0
+  K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
+    MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" RESULTS_DIR="$ROOT/reports/raw" \
+    "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
+    "$ROOT/k6/scenarios/$scenario.js" || rc=$?
+else
+  "$ROOT/scripts/compose.sh" init
+  dc=(docker compose --project-directory "$ROOT" -f "$ROOT/compose.yaml")
+  log "starting the $broker profile and waiting until healthy"
+  "${dc[@]}" --profile "$broker" up -d --wait
+  "${dc[@]}" --profile k6 build k6
+  log "running $scenario (run $run_id)"
+  rc=0
+  "${dc[@]}" run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
+    "${env_args[@]}" k6 run "/k6/scenarios/$scenario.js" || rc=$?
+fi
+
+# A run whose thresholds failed (k6 exit 99) is still reported.
+if [[ -f "$ROOT/reports/raw/$run_id.json" ]]; then
+  sleep 2 # Telegraf's last flush
+  "$ROOT/scripts/report.sh" "$run_id"
+else
+  die "the run wrote no result file (k6 exit code $rc): see the k6 output above"
+fi
+((rc == 0)) || die "the run's thresholds failed (k6 exit code $rc); the report says which"

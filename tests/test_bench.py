@@ -1,0 +1,27 @@
+"""The main job (README's first command) on the native stack, and its bad input."""
+import subprocess
+
+from conftest import ROOT
+
+
+def bench(stack, *args):
+    return subprocess.run([str(ROOT / "scripts/bench.sh"), *args], env=stack.env, text=True, capture_output=True,
+                          timeout=600)
+
+
+def test_bench_runs_a_scenario_and_writes_the_report(stack):
+    r = subprocess.run([str(ROOT / "scripts/bench.sh"), "--native", "-e", "DURATION=3s", "-e", "SCALE=0.1"],
+                       env=dict(stack.env, RUN_ID="bench-test-run"), text=True, capture_output=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    report = ROOT / "reports/bench-test-run/report.md"
+    assert report.exists() and "Workload TPS (In + Out)" in report.read_text()
+    assert (ROOT / "reports/raw/bench-test-run.json").exists()
+
+
+def test_bench_rejects_bad_input_before_any_load(stack):
+    r = bench(stack, "--broker", "hivemq")
+    assert r.returncode != 0 and "unknown broker 'hivemq'" in r.stderr
+    r = subprocess.run([str(ROOT / "scripts/bench.sh"), "--native", "-e", "QOS=3"], env=dict(stack.env, RUN_ID="bench-bad-qos"),
+                       text=True, capture_output=True, timeout=600)
+    assert r.returncode != 0 and 'QOS="3" is invalid' in r.stderr.replace('\\"', '"')
+    assert not (ROOT / "reports/raw/bench-bad-qos.json").exists()
