@@ -107,3 +107,40 @@ def run_k6(k6_bin, script, env=None, out=None, summary=None, timeout=300):
     p = subprocess.run(args, env=e, text=True, capture_output=True, timeout=timeout)
     data = json.loads(Path(summary).read_text()) if summary and Path(summary).exists() else None
     return p, data
+
+
+class ConnectionCounter:
+    """A TCP listener standing in for a broker: it counts connection attempts,
+    so a test can prove that nothing connected."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while not self.stop.is_set():
+            try:
+                self.accepted.append(self.sock.accept())
+            except OSError:
+                pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def connection_counter():
+    c = ConnectionCounter()
+    yield c
+    c.close()

@@ -4,7 +4,6 @@ import json
 import os
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -140,28 +139,11 @@ def test_generator_that_cannot_keep_up_fails_loudly(stack, k6_bin, tmp_path):
     ("SCALE", "0", "SCALE=\"0\" is invalid"),
     ("STEPS", "100", "STEPS=\"100\" is invalid"),
 ])
-def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, var, value, message):
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    srv.settimeout(0.2)
-    accepted = []
-    stop = threading.Event()
-
-    def accept():
-        while not stop.is_set():
-            try:
-                accepted.append(srv.accept())
-            except OSError:
-                pass
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    env = {"MQTT_URL": f"mqtt://127.0.0.1:{srv.getsockname()[1]}", "DURATION": "2s", "RESULTS_DIR": str(tmp_path),
+def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connection_counter, var, value, message):
+    env = {"MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}", "DURATION": "2s", "RESULTS_DIR": str(tmp_path),
            var: value}
     p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=env)
-    stop.set()
-    t.join()
-    srv.close()
+    connection_counter.close()
     assert p.returncode != 0
     assert message in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
-    assert accepted == []
+    assert connection_counter.accepted == []

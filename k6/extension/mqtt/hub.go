@@ -223,14 +223,7 @@ func (h *hub) flush(only *meter) {
 
 // appendHistory adds one timeline row; h.mu is held.
 func (h *hub) appendHistory(now time.Time, conns map[string]float64, target float64) {
-	cur := map[string]int64{}
-	for c, name := range counterNames {
-		v := h.retired[c]
-		for m := range h.meters {
-			v += m.counts[c].Load()
-		}
-		cur[name] = v
-	}
+	cur := h.countersLocked()
 	row := timelineRow{Time: now.UnixMilli(), TargetRate: target,
 		Published: cur[MetricPublishes] - h.prev[MetricPublishes], Received: cur[MetricReceives] - h.prev[MetricReceives]}
 	for _, n := range conns {
@@ -258,6 +251,10 @@ func (h *hub) timeline() []timelineRow {
 func (h *hub) counters() map[string]int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.countersLocked()
+}
+
+func (h *hub) countersLocked() map[string]int64 {
 	out := map[string]int64{}
 	for c, name := range counterNames {
 		v := h.retired[c]

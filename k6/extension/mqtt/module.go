@@ -48,8 +48,8 @@ func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 func (mi *ModuleInstance) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
 		"Client":          mi.newClient,
-		"PublisherGroup":  mi.newPublisherGroup,
-		"SubscriberGroup": mi.newSubscriberGroup,
+		"PublisherGroup":  constructor(mi, newPublisherGroup),
+		"SubscriberGroup": constructor(mi, newSubscriberGroup),
 		"stats":           stats,
 		"timeline":        global.timeline,
 		"host":            host,
@@ -68,6 +68,19 @@ func stats() map[string]any {
 		out[name] = s
 	}
 	return out
+}
+
+// constructor makes a JS class from a Go factory: `new X(options)`, where
+// invalid options throw before anything connects.
+func constructor[T any](mi *ModuleInstance, make func(modules.VU, any) (T, error)) func(sobek.ConstructorCall) *sobek.Object {
+	return func(call sobek.ConstructorCall) *sobek.Object {
+		rt := mi.vu.Runtime()
+		v, err := make(mi.vu, exportArg(call.Arguments, 0))
+		if err != nil {
+			common.Throw(rt, err)
+		}
+		return rt.ToValue(v).ToObject(rt)
+	}
 }
 
 func exportValue(v sobek.Value) any {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/modules"
 )
 
@@ -37,15 +36,6 @@ type pubClient struct {
 	backlog []int64       // intended send times waiting for a free window slot
 	dirty   bool          // has unflushed messages (scheduler goroutine only)
 	g       *PublisherGroup
-}
-
-func (mi *ModuleInstance) newPublisherGroup(call sobek.ConstructorCall) *sobek.Object {
-	rt := mi.vu.Runtime()
-	g, err := newPublisherGroup(mi.vu, exportArg(call.Arguments, 0))
-	if err != nil {
-		common.Throw(rt, err)
-	}
-	return rt.ToValue(g).ToObject(rt)
 }
 
 func newPublisherGroup(vu modules.VU, arg any) (*PublisherGroup, error) {

@@ -121,24 +121,6 @@ func (ss *streamSet) totals(t *streamTotals) {
 	}
 }
 
-// sharedGroups maps a shared-subscription filter ($share/group/filter) to the
-// one stream set all its members use, across VUs of this process.
-var sharedGroups = struct {
-	sync.Mutex
-	m map[string]*streamSet
-}{m: map[string]*streamSet{}}
-
-func sharedStreamSet(filter string) *streamSet {
-	sharedGroups.Lock()
-	defer sharedGroups.Unlock()
-	ss := sharedGroups.m[filter]
-	if ss == nil {
-		ss = newStreamSet()
-		sharedGroups.m[filter] = ss
-	}
-	return ss
-}
-
 // publishers registers every benchmark publisher of the process by id, so
 // that receivers can count messages sent after their last receipt as lost.
 var publishers = &publisherRegistry{m: map[uint32]*pubClient{}}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/modules"
 	"go.k6.io/k6/js/promises"
 )
@@ -32,15 +31,6 @@ type SubscriberGroup struct {
 type sharedSet struct {
 	set  *streamSet
 	refs int
-}
-
-func (mi *ModuleInstance) newSubscriberGroup(call sobek.ConstructorCall) *sobek.Object {
-	rt := mi.vu.Runtime()
-	g, err := newSubscriberGroup(mi.vu, exportArg(call.Arguments, 0))
-	if err != nil {
-		common.Throw(rt, err)
-	}
-	return rt.ToValue(g).ToObject(rt)
 }
 
 func newSubscriberGroup(vu modules.VU, arg any) (*SubscriberGroup, error) {
