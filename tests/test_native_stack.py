@@ -110,3 +110,38 @@ def test_setup_second_run_is_a_cache_hit():
     print(f"setup cache hit took {took:.1f}s\n{r.stderr}")
     assert took < 60, f"second setup run took {took:.0f}s"
     assert "FAILED" not in r.stderr
+
+
+def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
+    """The disk buffer: a point written while InfluxDB is frozen, then a
+    Telegraf restart, still reaches InfluxDB once it is back."""
+    pids = stack.pids()
+    influxd, telegraf = pids["influxd"], pids["telegraf"]
+    cmdline = Path(f"/proc/{telegraf}/cmdline").read_bytes().split(b"\0")[:-1]
+    environ = dict(kv.split("=", 1) for kv in Path(f"/proc/{telegraf}/environ").read_text().split("\0") if "=" in kv)
+    marker = f"outage{int(time.time() * 1000)}"
+    os.kill(influxd, 19)  # SIGSTOP: InfluxDB stops answering
+    try:
+        r = requests.post(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write", params={"db": "k6"},
+                          data=f"outage_probe,marker={marker} value=7", timeout=10)
+        assert r.status_code == 204
+        time.sleep(2)  # accepted into Telegraf's buffer
+        os.kill(telegraf, 15)
+        for _ in range(300):
+            if not os.path.exists(f"/proc/{telegraf}"):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(telegraf, 9)
+        log = open(stack.state / "logs" / "telegraf.log", "ab")
+        new = subprocess.Popen(cmdline, env=environ, stdout=log, stderr=log, start_new_session=True)
+        (stack.state / "pids" / "telegraf.pid").write_text(str(new.pid))
+    finally:
+        os.kill(influxd, 18)  # SIGCONT
+
+    def arrived():
+        return stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:-10m)
+          |> filter(fn:(r) => r._measurement == "outage_probe" and r.marker == "{marker}")''')
+    assert wait_until(arrived, timeout=60), "the buffered point was lost"
+    ping = requests.get(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/ping", timeout=5)
+    assert ping.status_code == 204
