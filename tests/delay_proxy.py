@@ -45,8 +45,8 @@ class DelayProxy:
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", self.listen_port))
-        self.listen_port = server.sockets[0].getsockname()[1]
+        self.server = self.loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", self.listen_port))
+        self.listen_port = self.server.sockets[0].getsockname()[1]
         self.ready.set()
         self.loop.run_forever()
 
@@ -56,4 +56,14 @@ class DelayProxy:
         return self
 
     def __exit__(self, *exc):
+        # Close the listener and the connections' tasks on the loop's own
+        # thread, then stop it: nothing is left to run on a dead loop.
+        async def shutdown():
+            self.server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
