@@ -5,5 +5,5 @@ set -euo pipefail
 [[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python
 # The InfluxDB token of the native stack or compose, when there is one.
 [[ -f "$ROOT/.env.local" ]] && { set -a; . "$ROOT/.env.local"; set +a; }
-cd "$ROOT/scripts"
-exec "$CACHE/venv/current/bin/python" -m report "$@"
+# From the caller's directory, so that relative paths in arguments work.
+PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" exec "$CACHE/venv/current/bin/python" -m report "$@"

@@ -150,3 +150,21 @@ def test_compare_mode(stack, k6_bin, step_run):
     md = (cmp_dir / "compare.md").read_text()
     assert step_run["run_id"] in md and other in md and "| 0 |" in md and "| 1 |" in md
     assert (cmp_dir / "compare.png").stat().st_size > 5000
+
+
+def test_connection_scenario_report(stack, k6_bin, tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    run_id = f"report-conn-{int(time.time())}"
+    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/conn.js", out=stack.k6_out,
+                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.1", "CONNECT_RATE": "200",
+                       "DURATION": "3s", "RESULTS_DIR": str(raw)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
+    r = report([run_id, "--results", str(raw), "--out", str(tmp_path)], env)
+    assert r.returncode == 0, r.stderr
+    t = json.loads((tmp_path / run_id / "results.json").read_text())
+    assert t["connections"]["established"] == 100 and t["connections"]["success_pct"] == 100.0
+    assert t["connections"]["rate"] and t["connections"]["connect_p99_ms"] > 0
+    md = (tmp_path / run_id / "report.md").read_text()
+    assert "No publish steps" in md and "| 100 | 0 | 100.000% |" in md

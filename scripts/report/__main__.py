@@ -67,20 +67,20 @@ def compare(results, args):
                      "qos": run["parameters"]["qos"], "payload": run["parameters"]["payload"],
                      "tps": best.get("tps"), "cpu_avg": best.get("cpu_avg"), "mem_avg": best.get("mem_avg"),
                      "broker_cpu_avg": best.get("broker_cpu_avg"),
-                     "latency_avg": run["latency_ms"]["pub_to_sub"].get("avg"),
-                     "latency_p99": run["latency_ms"]["pub_to_sub"].get("p99"),
+                     "latency_avg": tables.latency(run).get("avg"),
+                     "latency_p99": tables.latency(run).get("p99"),
                      "delivery_success_pct": t["success"]["delivery_success_pct"], "passed": t["passed"]})
     out = Path(args.out) / ("compare-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     out.mkdir(parents=True, exist_ok=True)
     chart = charts.compare(out, rows)
     f = lambda x, d=1: "n/a" if x is None else f"{x:,.{d}f}"  # noqa: E731
     lines = ["# Comparison", "",
-             "| Run | Broker | Scenario | QoS | Payload B | TPS (In + Out) | Avg CPU % (1 - Idle) | Broker CPU % | Avg Memory % | Avg Latency ms | P99 Latency ms | Delivery success | Thresholds |",
+             "| Run | Broker | Scenario | QoS | Payload B | TPS (In + Out) | Avg CPU % (1 - Idle) | Broker CPU % | Avg Memory % | Avg Latency ms | P99 Latency ms | Delivery success % | Thresholds |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['run_id']} | {r['broker']} | {r['scenario']} | {r['qos']} | {r['payload']} | {f(r['tps'], 0)} | "
                      f"{f(r['cpu_avg'], 2)} | {f(r['broker_cpu_avg'], 2)} | {f(r['mem_avg'], 2)} | {f(r['latency_avg'], 3)} | "
-                     f"{f(r['latency_p99'], 3)} | {f(r['delivery_success_pct'], 3)}% | {'pass' if r['passed'] else 'FAIL'} |")
+                     f"{f(r['latency_p99'], 3)} | {f(r['delivery_success_pct'], 3)} | {'pass' if r['passed'] else 'FAIL'} |")
     lines += ["", "TPS, CPU and memory are those of each run's recommended step (or its last step).", "",
               f"![comparison]({chart})", ""]
     (out / "compare.md").write_text("\n".join(lines))
@@ -110,6 +110,10 @@ def main(argv=None):
             done.append(report_one(run, influx, problem, args))
         except MissingData as e:
             print(f"error: {e}", file=sys.stderr)
+            return 2
+        except (KeyError, TypeError, ValueError) as e:
+            print(f"error: the result file {run.path} is not in the expected format ({e.__class__.__name__}: {e}); "
+                  "rerun the scenario with this version of k6/lib", file=sys.stderr)
             return 2
     if len(done) > 1:
         compare(done, args)

@@ -10,10 +10,20 @@ class MissingData(Exception):
     """Something the report needs is not there; the message names it and the fix."""
 
 
+# Timeline keys of result files written before the extension tagged its
+# fields for JS (same data, other names).
+OLD_TIMELINE_KEYS = {"time": "t", "latency_avg": "latency_avg_ms", "latency_p50": "latency_p50_ms",
+                     "latency_p99": "latency_p99_ms", "latency_max": "latency_max_ms", "send_lag_p99": "send_lag_p99_ms"}
+
+
 @dataclass
 class Run:
     path: Path
     data: dict
+
+    def __post_init__(self):
+        self.data["timeline"] = [{OLD_TIMELINE_KEYS.get(k, k): v for k, v in row.items()}
+                                 for row in self.data.get("timeline") or []]
 
     def __getitem__(self, key):
         return self.data[key]

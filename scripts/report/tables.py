@@ -37,6 +37,12 @@ class Resources:
                 self.missing.append(f"{name}: no points for broker={broker} between the run's start and end in InfluxDB")
 
 
+def latency(run, kind="pub_to_sub"):
+    """A latency summary, or {} when nothing was measured (its cells say n/a)."""
+    lat = (run.data.get("latency_ms") or {}).get(kind) or {}
+    return lat if lat.get("count") else {}
+
+
 def timeline_between(run, start, end):
     # A timeline row covers the second before its time stamp; allow one
     # second after the step for messages still in flight.
@@ -54,7 +60,7 @@ def step_rows(run, res):
     """One row per step: the EMQX guide's recommended-workload table."""
     steps = run.data.get("steps") or []
     single = len(steps) == 1
-    lat = run["latency_ms"]["pub_to_sub"]
+    lat = latency(run)
     p99_bound = run["parameters"].get("p99_ms")
     rows = []
     for s in steps:
@@ -102,7 +108,7 @@ def capacity(rows, cpu_target, run_ok):
 
 def mqttbs(run, res):
     c = run["counts"]
-    lat = run["latency_ms"]["pub_to_sub"]
+    lat = latency(run)
     steps = run.data.get("steps") or []
     secs = sum((s["end"] - s["start"]) / 1000 for s in steps)
     start, end = run.window()
@@ -136,12 +142,26 @@ def success(run):
     }
 
 
+def connections(run):
+    """mqttbs connection metrics: established, success rate, rate, connect time."""
+    c = run["counts"]
+    attempts = c["mqtt_connects"] + c["mqtt_connect_failures"]
+    opened = [v for v in (run.data.get("connect") or {}).values() if isinstance(v, dict) and v.get("seconds")]
+    lat = latency(run, "connect")
+    return {
+        "established": c["mqtt_connects"], "failed": c["mqtt_connect_failures"], "reconnects": c["mqtt_reconnects"],
+        "success_pct": 100.0 * c["mqtt_connects"] / attempts if attempts else None,
+        "rate": sum(v["connected"] for v in opened) / max(v["seconds"] for v in opened) if opened else None,
+        "connect_avg_ms": lat.get("avg"), "connect_p99_ms": lat.get("p99"), "connect_max_ms": lat.get("max"),
+    }
+
+
 def generator(run, res):
     """The generator's CPU, and a warning when it shares the broker's host."""
     g = run.data.get("generator") or {}
-    cpu_s = (g.get("cpu_user_s") or 0) + (g.get("cpu_system_s") or 0)
     dur = run.data.get("duration_s") or 0
-    pct = 100.0 * cpu_s / dur if dur else None
+    cpu_s = (g.get("cpu_user_s") or 0) + (g.get("cpu_system_s") or 0) if g else None
+    pct = 100.0 * cpu_s / dur if dur and cpu_s is not None else None
     url_host = urlparse(run["parameters"]["url"]).hostname or ""
     shared = url_host in ("127.0.0.1", "localhost", "::1") or (
         res.broker_host.get("nodename") and res.broker_host.get("nodename") == run["host"].get("hostname"))
@@ -149,6 +169,9 @@ def generator(run, res):
     if shared and pct is not None:
         warning = (f"the load generator ran on the broker's host and used {pct:.0f}% of one core "
                    f"({cpu_s:.1f} CPU-s over {dur:.0f} s); host CPU includes it, the broker-process CPU does not")
+    elif shared:
+        warning = ("the load generator ran on the broker's host; host CPU includes it, the broker-process CPU "
+                   "does not (its own CPU use is not recorded in this result file)")
     return {"cpu_seconds": cpu_s, "cpu_pct_of_one_core": pct, "max_rss_kb": g.get("max_rss_kb"),
             "shares_broker_host": bool(shared), "warning": warning}
 
@@ -160,7 +183,8 @@ def build(run, influx, cpu_target):
     return res, {
         "run_id": run.run_id, "scenario": run["scenario"], "broker": run["broker"], "passed": run["passed"],
         "steps": rows, "capacity": capacity(rows, cpu_target, ok), "mqttbs": mqttbs(run, res),
-        "success": success(run), "generator": generator(run, res), "missing": res.missing,
+        "success": success(run), "connections": connections(run), "generator": generator(run, res),
+        "missing": res.missing,
     }
 
 
