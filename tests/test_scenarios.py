@@ -147,3 +147,11 @@ def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connect
     assert p.returncode != 0
     assert message in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
     assert connection_counter.accepted == []
+
+
+def test_topic_prefix_keeps_concurrent_runs_apart(stack, k6_bin, tmp_path):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "sharedsub-1K-5-1K-1K", TOPIC_PREFIX="iso/")
+    assert p.returncode == 0, p.stderr[-2000:]
+    f = r["flows"][0]
+    assert f["pubTopic"] == "iso/test/{i}" and f["subTopics"] == ["$share/benchmark/iso/test/#"]
+    assert r["counts"]["mqtt_receives"] == r["counts"]["mqtt_publishes"] > 0

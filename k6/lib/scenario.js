@@ -37,6 +37,9 @@ function params(name, d) {
     segment: env.segment('SEGMENT'),
     scale,
     results_dir: env.text('RESULTS_DIR', 'reports/raw'),
+    // Isolates concurrent runs on one broker: their topics would otherwise
+    // cross (mqttbs uses test/{i} everywhere), and the streams with them.
+    topic_prefix: env.text('TOPIC_PREFIX', ''),
   };
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
@@ -71,7 +74,7 @@ function slice(n, seg) {
 // scenario(name, defaults, workload): workload(params) returns the flows.
 export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
-  const flows = workload(p);
+  const flows = workload(p).map((f) => withPrefix(f, p.topic_prefix));
   const publishing = flows.some((f) => f.publishers > 0);
   const thresholds = {
     mqtt_connect_failures: ['count==0'],
@@ -113,6 +116,15 @@ export function scenario(name, defaults, workload) {
   }
 
   return { options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+}
+
+// withPrefix puts TOPIC_PREFIX in front of a flow's topics (after
+// $share/<group>/ for shared subscriptions).
+function withPrefix(f, prefix) {
+  if (!prefix) return f;
+  const add = (t) => t.replace(/^(\$share\/[^/]+\/)?/, (m) => m + prefix);
+  const subs = f.subTopics === undefined ? undefined : [].concat(f.subTopics).map(add);
+  return Object.assign({}, f, { pubTopic: f.pubTopic && add(f.pubTopic), subTopics: subs });
 }
 
 function common(p, url) {
