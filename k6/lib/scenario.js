@@ -131,44 +131,41 @@ function common(p, url) {
   return { url, version: p.version, keepalive: p.keepalive, clean_session: true, connect_rate: p.connect_rate, connect_timeout: '30s' };
 }
 
-// Subscribers connect first: a message published before its subscriber
-// exists would count as lost.
-async function connectSubscribers(p, flows, groups) {
-  const subs = [];
+// openGroups makes one group per flow for this process's slice of
+// clients(f), connects it, and notes how that went (null: no clients here).
+async function openGroups(p, flows, groups, role, clients, make) {
+  const out = [];
   for (const f of flows) {
-    const s = slice(f.subscribers, p.segment);
+    const s = slice(clients(f), p.segment);
     let g = null;
     if (s.count > 0) {
-      g = new mqtt.SubscriberGroup(Object.assign(common(p, f.subUrl || p.url), {
-        count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
-        client_id: `${f.name}-sub-{i}`, read_buffer: 16384,
-      }));
+      g = make(f, s);
       groups.push(g);
-      mqtt.note(`connect_sub_${f.name}`, await g.connect());
+      mqtt.note(`connect_${role}_${f.name}`, await g.connect());
     }
-    subs.push(g);
+    out.push(g);
   }
-  return subs;
+  return out;
+}
+
+// Subscribers connect first: a message published before its subscriber
+// exists would count as lost.
+function connectSubscribers(p, flows, groups) {
+  return openGroups(p, flows, groups, 'sub', (f) => f.subscribers, (f, s) => new mqtt.SubscriberGroup(
+    Object.assign(common(p, f.subUrl || p.url), {
+      count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
+      client_id: `${f.name}-sub-{i}`, read_buffer: 16384,
+    })));
 }
 
 // connectPublishers opens each flow's publishers. A payload sweep makes a
 // new set per payload size (round k), with their own publisher ids.
-async function connectPublishers(p, flows, groups, payload, round) {
-  const pubs = [];
-  for (const f of flows) {
-    const s = slice(f.publishers, p.segment);
-    let g = null;
-    if (s.count > 0) {
-      g = new mqtt.PublisherGroup(Object.assign(common(p, f.pubUrl || p.url), {
-        count: s.count, id_base: (f.pubBase || 0) + round * f.publishers + s.base, topic: f.pubTopic, qos: p.qos,
-        payload_size: payload, client_id: `${f.name}-pub-{i}`,
-      }));
-      groups.push(g);
-      mqtt.note(`connect_pub_${f.name}`, await g.connect());
-    }
-    pubs.push(g);
-  }
-  return pubs;
+function connectPublishers(p, flows, groups, payload, round) {
+  return openGroups(p, flows, groups, 'pub', (f) => f.publishers, (f, s) => new mqtt.PublisherGroup(
+    Object.assign(common(p, f.pubUrl || p.url), {
+      count: s.count, id_base: (f.pubBase || 0) + round * f.publishers + s.base, topic: f.pubTopic, qos: p.qos,
+      payload_size: payload, client_id: `${f.name}-pub-{i}`,
+    })));
 }
 
 // The run's steps: STEPS, a payload sweep, or RATE held for DURATION.
