@@ -24,25 +24,27 @@ for sc in conn-tcp-10K-100 fanout-1-1K-1-1K p2p-1K-1K-1K-1K sharedsub-1K-5-1K-1K
   K6_NO_USAGE_REPORT=true RUN_ID="$sc-$stamp" DURATION="$duration" RESULTS_DIR="$out_dir" \
     MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" "$k6" "${args[@]}" "$ROOT/k6/scenarios/$sc.js" || true
 done
-"$CACHE/venv/current/bin/python" - "$out_dir" <<'PY'
+# The same success and latency figures as the report (scripts/report/tables.py).
+PYTHONPATH="$ROOT/scripts" "$CACHE/venv/current/bin/python" - "$out_dir" <<'PY'
 import json, sys
 from pathlib import Path
+from report import tables
+from report.results import SCHEMA, Run
 out = Path(sys.argv[1])
 rows = []
 for f in sorted(out.glob("*.json")):
-    r = json.loads(f.read_text())
-    if r.get("schema") != "mqtt-bench/result/v1":
+    data = json.loads(f.read_text())
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         continue
-    c, lat = r["counts"], r["latency_ms"]["pub_to_sub"]
-    attempts = c["mqtt_connects"] + c["mqtt_connect_failures"]
-    expected = c["mqtt_receives"] - c["mqtt_duplicates"] + c["mqtt_lost"]
+    r = Run(f, data)
+    conn, ok, lat = tables.connections(r), tables.success(r), tables.latency(r)
     rows.append({
         "scenario": r["scenario"], "passed": r["passed"], "duration": r["parameters"]["duration"],
-        "connections": c["mqtt_connects"], "connection_success_pct": round(100 * c["mqtt_connects"] / attempts, 3) if attempts else None,
+        "connections": conn["established"], "connection_success_pct": conn["success_pct"],
         "target_rate": sum(s["target_rate"] for s in r["steps"]) or None,
         "achieved_rate": sum(s["achieved_rate"] for s in r["steps"]) or None,
-        "published": c["mqtt_publishes"], "received": c["mqtt_receives"], "lost": c["mqtt_lost"],
-        "delivery_success_pct": round(100 * (expected - c["mqtt_lost"]) / expected, 3) if expected else None,
+        "published": ok["published"], "received": ok["received"], "lost": ok["lost"],
+        "delivery_success_pct": ok["delivery_success_pct"],
         "latency_avg_ms": lat.get("avg"), "latency_p90_ms": lat.get("p90"), "latency_p99_ms": lat.get("p99"),
     })
 (out / "basic-set.json").write_text(json.dumps(rows, indent=1))

@@ -128,13 +128,11 @@ def mqttbs(run, res):
 
 
 def success(run):
+    """Delivery; connection success is in connections()."""
     c = run["counts"]
-    attempts = c["mqtt_connects"] + c["mqtt_connect_failures"]
     delivered = c["mqtt_receives"] - c["mqtt_duplicates"]
     expected = delivered + c["mqtt_lost"]
     return {
-        "connections": c["mqtt_connects"], "connect_failures": c["mqtt_connect_failures"],
-        "connection_success_pct": 100.0 * c["mqtt_connects"] / attempts if attempts else None,
         "published": c["mqtt_publishes"], "received": c["mqtt_receives"], "lost": c["mqtt_lost"],
         "duplicates": c["mqtt_duplicates"], "out_of_order": c["mqtt_out_of_order"],
         "publish_failures": c["mqtt_publish_failures"],

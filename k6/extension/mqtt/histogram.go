@@ -116,15 +116,3 @@ func (s *shardedHist) snapshot() (window, total Stats) {
 	defer s.mu.Unlock()
 	return summarize(s.window), summarize(s.total)
 }
-
-func (s *shardedHist) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.shards {
-		s.shards[i].Lock()
-		s.shards[i].h.Reset()
-		s.shards[i].Unlock()
-	}
-	s.total.Reset()
-	s.window.Reset()
-}

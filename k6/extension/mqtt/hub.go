@@ -32,9 +32,15 @@ func (m *meter) setTarget(rate float64) { m.target.Store(math.Float64bits(rate))
 
 // setAchieved keeps the lowest achieved/target ratio of the meter's phases.
 func (m *meter) setAchieved(r float64) {
-	if old := m.achievedRatio(); old == 0 || r < old {
-		m.achieved.Store(math.Float64bits(max(r, 1e-9)))
+	m.achieved.Store(math.Float64bits(lowestRatio(m.achievedRatio(), max(r, 1e-9))))
+}
+
+// lowestRatio is the lower of two achieved ratios, where 0 means none yet.
+func lowestRatio(a, b float64) float64 {
+	if a == 0 || (b > 0 && b < a) {
+		return b
 	}
+	return a
 }
 func (m *meter) targetRate() float64    { return math.Float64frombits(m.target.Load()) }
 func (m *meter) achievedRatio() float64 { return math.Float64frombits(m.achieved.Load()) }
@@ -59,7 +65,7 @@ type hub struct {
 // timelineRow is one second of the run, process-wide: what reports chart
 // when InfluxDB is not at hand.
 type timelineRow struct {
-	Time        int64   `json:"t" js:"t"` // Unix ms // Unix ms
+	Time        int64   `json:"t" js:"t"` // Unix ms
 	Published   int64   `json:"published" js:"published"`
 	Received    int64   `json:"received" js:"received"`
 	Connections int64   `json:"connections" js:"connections"`
@@ -104,9 +110,7 @@ func (h *hub) unregister(m *meter) {
 		for c := range m.counts {
 			h.retired[c] += m.counts[c].Load()
 		}
-		if r := m.achievedRatio(); r > 0 && (h.worstAchieved == 0 || r < h.worstAchieved) {
-			h.worstAchieved = r
-		}
+		h.worstAchieved = lowestRatio(h.worstAchieved, m.achievedRatio())
 	}
 	delete(h.meters, m)
 	var stop, done chan struct{}
@@ -185,14 +189,9 @@ func (h *hub) flush(only *meter) {
 	}
 	// The run's worst phase, over every publisher group: a gauge threshold
 	// (value>=0.95) then judges each phase, not only the last.
-	worst := 0.0
+	worst := h.worstAchieved
 	for m := range h.meters {
-		if r := m.achievedRatio(); r > 0 && (worst == 0 || r < worst) {
-			worst = r
-		}
-	}
-	if h.worstAchieved > 0 && (worst == 0 || h.worstAchieved < worst) {
-		worst = h.worstAchieved
+		worst = lowestRatio(worst, m.achievedRatio())
 	}
 	if worst > 0 {
 		sample(h.metrics.achieved, via.base, worst)
