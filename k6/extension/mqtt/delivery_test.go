@@ -190,3 +190,21 @@ pubs.close(); subs.close();`, addr, addr))
 		t.Fatalf("%d goroutines before, %d after close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// max_lag_ms is the phase's own largest send lag, not the process's: a
+// phase at a low rate after a late one reports only its own lag.
+func TestPhaseMaxLagIsThePhases(t *testing.T) {
+	addr := startMosquitto(t)
+	vu := newTestVU(t)
+	r := vu.run(t, fmt.Sprintf(`
+const pubs = new PublisherGroup({ url: 'mqtt://%s', count: 1, topic: 'lag/{i}' });
+await pubs.connect();
+const late = await pubs.publish({ rate: 1000, duration: '1s', batch_interval: '200ms' });
+const calm = await pubs.publish({ rate: 100, duration: '1s', batch_interval: '1ms' });
+pubs.close();
+result = { late: late.max_lag_ms, calm: calm.max_lag_ms };`, addr))
+	late, calm := r["late"].(float64), r["calm"].(float64)
+	if late < 150 || calm >= 50 {
+		t.Fatalf("max_lag_ms late=%v calm=%v: want the late phase >= 150 ms, the calm one its own (< 50 ms)", late, calm)
+	}
+}

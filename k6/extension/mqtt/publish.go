@@ -132,7 +132,7 @@ func (g *PublisherGroup) run(ph phase) phaseResult {
 				pc.backlog = append(pc.backlog, intended)
 				continue
 			}
-			switch g.send(pc, intended, payload, &dirty) {
+			switch g.send(pc, intended, payload, &dirty, &r) {
 			case sendOK:
 				r.Sent++
 			case sendBlocked:
@@ -185,8 +185,6 @@ func (g *PublisherGroup) run(ph phase) phaseResult {
 	if ph.duration > 0 && r.Seconds < ph.duration.Seconds() {
 		r.Seconds = ph.duration.Seconds()
 	}
-	_, lag := global.hists[histSendLag].snapshot()
-	r.MaxLagMs = lag.Max
 	ratio := r.achieved() / r.Target
 	g.m.setAchieved(ratio)
 	if ratio < 0.95 && g.ctx.Err() == nil {
@@ -216,8 +214,9 @@ const (
 	sendFailed
 )
 
-// send builds one PUBLISH into the client's write buffer.
-func (g *PublisherGroup) send(pc *pubClient, intended int64, payload []byte, dirty *[]*pubClient) sendOutcome {
+// send builds one PUBLISH into the client's write buffer; r keeps the
+// phase's largest send lag.
+func (g *PublisherGroup) send(pc *pubClient, intended int64, payload []byte, dirty *[]*pubClient, r *phaseResult) sendOutcome {
 	c := pc.c
 	if !c.up.Load() {
 		g.m.add(cPublishFailures, 1) // not connected: not sent, not expected
@@ -244,6 +243,7 @@ func (g *PublisherGroup) send(pc *pubClient, intended int64, payload []byte, dir
 	g.m.add(cPublishes, 1)
 	g.m.add(cBytesSent, int64(len(payload)))
 	global.record(histSendLag, c.idx, now-intended)
+	r.MaxLagMs = max(r.MaxLagMs, float64(now-intended)/1e6)
 	return sendOK
 }
 
@@ -251,7 +251,7 @@ func (g *PublisherGroup) retryBlocked(blocked []*pubClient, payload []byte, dirt
 	kept := blocked[:0]
 	for _, pc := range blocked {
 		for len(pc.backlog) > 0 {
-			out := g.send(pc, pc.backlog[0], payload, dirty)
+			out := g.send(pc, pc.backlog[0], payload, dirty, r)
 			if out == sendBlocked {
 				break
 			}
