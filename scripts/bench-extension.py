@@ -103,7 +103,8 @@ def main():
     os.environ["MQTT_URL"] = a.url
     secs = 3 if a.quick else 20
     out = {"host": {"cpus": os.cpu_count(), "kernel": platform.release()},
-           "throughput": [throughput(0, 100000, secs, 100), throughput(1, 50000, secs, 100)],
+           "throughput": [throughput(0, 100000, secs, 100), throughput(0, 50000, secs, 100),
+                          throughput(1, 50000, secs, 100)],
            "idle": idle(1000 if a.quick else 10000)}
     if not a.quick:
         out["soak"] = soak(100000)

@@ -19,7 +19,9 @@ function mark(name) {
 
 async function pair(qos) {
   const o = { url, count: clients, topic: 'bench/{i}', qos, connect_rate: 2000 };
-  const subs = new mqtt.SubscriberGroup(Object.assign({ read_buffer: 65536 }, o));
+  const so = Object.assign({ read_buffer: 65536 }, o);
+  if (__ENV.POLL_INTERVAL) so.poll_interval = __ENV.POLL_INTERVAL; // '0': a reader goroutine per connection
+  const subs = new mqtt.SubscriberGroup(so);
   await subs.connect();
   const pubs = new mqtt.PublisherGroup(Object.assign({ payload_size: 16 }, o));
   await pubs.connect();

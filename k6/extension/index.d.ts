@@ -75,7 +75,7 @@ export declare interface ConnectionOptions {
   reconnect?: boolean;
   reconnect_backoff_min?: Duration;
   reconnect_backoff_max?: Duration;
-  /** Socket read buffer per connection, bytes. Default 4096. */
+  /** Read buffer per connection read by its own goroutine, bytes. Default 4096. */
   read_buffer?: number;
   /** MQTT 5 Receive Maximum announced to the broker. */
   receive_maximum?: number;
@@ -118,6 +118,18 @@ export declare interface SubscriberGroupOptions extends GroupOptions {
   /** Filter template(s); "$share/group/filter" for shared subscriptions. None: connect only. */
   topic?: string | string[];
   qos?: QoS;
+  /**
+   * Plain-TCP connections are read by one poller per group (epoll) that wakes
+   * on the first message after a quiet spell, then looks every poll_interval
+   * while traffic lasts. Messages are timed by the kernel's receive time, so
+   * the interval does not add to latency, except for a message that shares a
+   * read with a later one on the same connection (timed with that one: at most
+   * the interval late). With a broker that leaves Nagle's algorithm on, our
+   * acks follow the reads, so the interval can delay the broker's sends.
+   * Default "100us"; at most "10ms"; 0: a reader goroutine per connection (as
+   * TLS connections always have).
+   */
+  poll_interval?: Duration;
 }
 
 export declare interface ConnectResult {

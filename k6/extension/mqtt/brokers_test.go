@@ -57,7 +57,7 @@ func startMosquitto(t testing.TB) string {
 	addr := freePort(t)
 	_, port, _ := net.SplitHostPort(addr)
 	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	body := fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\nmax_inflight_messages 1000\nmax_queued_messages 100000\nlog_dest stderr\nlog_type error\n", port)
+	body := fmt.Sprintf("listener %s 127.0.0.1\nallow_anonymous true\nmax_inflight_messages 1000\nmax_queued_messages 100000\nset_tcp_nodelay true\nlog_dest stderr\nlog_type error\n", port)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,14 @@ type connConfig struct {
 	backoffMax     time.Duration
 	receiveMax     uint16 // what we announce (MQTT 5)
 	dial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	poller         *poller // reads plain-TCP connections; nil: a goroutine per connection
+}
+
+// wire is where a connection writes: a net.Conn, or a socket the poller owns.
+type wire interface {
+	Write(b []byte) (int, error)
+	Close() error
+	SetWriteDeadline(t time.Time) error
 }
 
 // connHandler is the owner of a connection: a group or a low-level client.
@@ -62,7 +70,7 @@ type conn struct {
 	m   *meter
 
 	mu      sync.Mutex
-	nc      net.Conn
+	nc      wire
 	wbuf    []byte
 	closed  bool
 	waiters map[uint16]chan ackResult
@@ -105,14 +113,21 @@ func (c *conn) connect(ctx context.Context) error {
 	return nil
 }
 
-// attach installs a fresh network connection and starts its reader; c.mu is held.
+// attach installs a fresh network connection and starts its reader (the
+// group's poller when it can take the socket); c.mu is held.
 func (c *conn) attach(nc net.Conn, br *bufio.Reader) {
-	c.nc = nc
 	c.up.Store(true)
 	c.m.conns.Add(1)
 	c.lastWrite.Store(time.Now().UnixNano())
 	keepalives.add(c)
 	c.bg.Add(1)
+	if c.cfg.poller != nil && c.cfg.tls == nil {
+		if rc, err := c.cfg.poller.adopt(c, nc, br); err == nil {
+			c.nc = rc
+			return
+		}
+	}
+	c.nc = nc
 	go c.readLoop(nc, br)
 }
 
@@ -454,7 +469,7 @@ func (c *conn) unsubscribe(ctx context.Context, filters []string) error {
 }
 
 // lost runs when the reader stops: closed by us, or dropped by the broker.
-func (c *conn) lost(nc net.Conn, err error) {
+func (c *conn) lost(nc wire, err error) {
 	c.mu.Lock()
 	if c.nc == nc {
 		c.nc = nil

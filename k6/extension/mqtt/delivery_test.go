@@ -18,41 +18,83 @@ func brokers(t *testing.T) map[string]func(*testing.T) string {
 }
 
 // Every message published at QoS 1 and 2 is received exactly once, and the
-// accounting says so; QoS 0 on loopback loses nothing either.
+// accounting says so; QoS 0 on loopback loses nothing either. Both readers
+// are checked: the poller (the default) and a goroutine per connection.
 func TestP2PDeliveryIsExact(t *testing.T) {
 	for name, start := range brokers(t) {
 		for _, version := range []string{"3.1.1", "5"} {
 			for _, qos := range []int{0, 1, 2} {
-				t.Run(fmt.Sprintf("%s/v%s/qos%d", name, version, qos), func(t *testing.T) {
-					addr := start(t)
-					vu := newTestVU(t)
-					r := vu.run(t, fmt.Sprintf(`
+				for _, reader := range []string{"poller", "goroutine"} {
+					t.Run(fmt.Sprintf("%s/v%s/qos%d/%s", name, version, qos, reader), func(t *testing.T) {
+						addr := start(t)
+						vu := newTestVU(t)
+						poll := ""
+						if reader == "goroutine" {
+							poll = "poll_interval: 0,"
+						}
+						before := adopted.Load()
+						r := vu.run(t, fmt.Sprintf(`
 const o = { url: 'mqtt://%s', count: 5, topic: 'p2p/{i}', qos: %d, version: '%s' };
-const subs = new SubscriberGroup(o);
+const subs = new SubscriberGroup(Object.assign({ %s }, o));
 await subs.connect();
 const pubs = new PublisherGroup(Object.assign({}, o, { payload_size: 64 }));
 await pubs.connect();
 const p = await pubs.publish({ count: 2000, rate: 4000 });
 const s = await subs.drain({ expected: p.sent, idle: '2s', timeout: '20s' });
 pubs.close(); subs.close();
-result = { p, s, stats: stats() };`, addr, qos, version))
-					p, s := r["p"].(map[string]any), r["s"].(map[string]any)
-					if p["sent"].(float64) != 2000 || s["unique"].(float64) != 2000 || s["lost"].(float64) != 0 || s["duplicates"].(float64) != 0 {
-						t.Fatalf("sent=%v unique=%v lost=%v dups=%v", p["sent"], s["unique"], s["lost"], s["duplicates"])
-					}
-					lat := r["stats"].(map[string]any)["mqtt_latency"].(map[string]any)
-					if lat["count"].(float64) != 2000 || lat["p99"].(float64) <= 0 {
-						t.Fatalf("latency histogram: %v", lat)
-					}
-					if qos > 0 {
-						ack := r["stats"].(map[string]any)["mqtt_puback_duration"].(map[string]any)
-						if ack["count"].(float64) != 2000 {
-							t.Fatalf("puback count %v, want 2000", ack["count"])
+result = { p, s, stats: stats() };`, addr, qos, version, poll))
+						if got, want := adopted.Load()-before, map[string]int64{"poller": 5, "goroutine": 0}[reader]; got != want {
+							t.Fatalf("%d sockets read by the poller, want %d", got, want)
 						}
-					}
-				})
+						checkExact(t, r, 2000, qos)
+					})
+				}
 			}
 		}
+	}
+}
+
+func checkExact(t *testing.T, r map[string]any, n float64, qos int) {
+	t.Helper()
+	p, s := r["p"].(map[string]any), r["s"].(map[string]any)
+	if p["sent"].(float64) != n || s["unique"].(float64) != n || s["lost"].(float64) != 0 || s["duplicates"].(float64) != 0 {
+		t.Fatalf("sent=%v unique=%v lost=%v dups=%v", p["sent"], s["unique"], s["lost"], s["duplicates"])
+	}
+	lat := r["stats"].(map[string]any)["mqtt_latency"].(map[string]any)
+	if lat["count"].(float64) != n || lat["p99"].(float64) <= 0 {
+		t.Fatalf("latency histogram: %v", lat)
+	}
+	if qos > 0 {
+		ack := r["stats"].(map[string]any)["mqtt_puback_duration"].(map[string]any)
+		if ack["count"].(float64) != n {
+			t.Fatalf("puback count %v, want %v", ack["count"], n)
+		}
+	}
+}
+
+// The poller reads into one 64 KB buffer: packets larger than it, and
+// packets split across reads, are put together whole.
+func TestPollerReassemblesLargeAndSplitPackets(t *testing.T) {
+	addr := startMosquitto(t)
+	for _, size := range []int{100, 70000, 300000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			vu := newTestVU(t)
+			before := adopted.Load()
+			r := vu.run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: 2, topic: 'big/{i}', qos: 1 };
+const subs = new SubscriberGroup(o);
+await subs.connect();
+const pubs = new PublisherGroup(Object.assign({}, o, { payload_size: %d }));
+await pubs.connect();
+const p = await pubs.publish({ count: 300, rate: 3000 });
+const s = await subs.drain({ expected: p.sent, idle: '2s', timeout: '30s' });
+pubs.close(); subs.close();
+result = { p, s, stats: stats() };`, addr, size))
+			if adopted.Load()-before != 2 {
+				t.Fatalf("the poller did not read the subscribers")
+			}
+			checkExact(t, r, 300, 1)
+		})
 	}
 }
 
@@ -122,6 +164,7 @@ func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', rate: -5 })`, `"rate" must be >= 0`},
 		{`new SubscriberGroup({ url: 'mqtt://` + addr + `', topic: 't', version: 4.5 })`, `unsupported MQTT version 4.5`},
 		{`new SubscriberGroup({ url: 'mqtt//bad', topic: 't' })`, `option "url"`},
+		{`new SubscriberGroup({ url: 'mqtt://` + addr + `', topic: 't', poll_interval: '50ms' })`, `option "poll_interval" must be at most 10ms`},
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 'a/#' })`, `no + or #`},
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', paylod_size: 3 })`, `unknown option "paylod_size"`},
 	} {
@@ -206,5 +249,29 @@ result = { late: late.max_lag_ms, calm: calm.max_lag_ms };`, addr))
 	late, calm := r["late"].(float64), r["calm"].(float64)
 	if late < 150 || calm >= 50 {
 		t.Fatalf("max_lag_ms late=%v calm=%v: want the late phase >= 150 ms, the calm one its own (< 50 ms)", late, calm)
+	}
+}
+
+// The poller sleeps its interval between looks while traffic lasts, so a
+// message can wait in the socket that long; it is timed by the kernel's
+// receive time, not by when the poller got to it. Each connection gets a
+// message every 20 ms, one per read, so the kernel time is exact; with a
+// 10 ms interval a reader-side clock would put the median near 5 ms.
+func TestPollerTimesMessagesByKernelReceiveTime(t *testing.T) {
+	addr := startMosquitto(t)
+	vu := newTestVU(t)
+	r := vu.run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: 4, topic: 'rx/{i}' };
+const subs = new SubscriberGroup(Object.assign({ poll_interval: '10ms' }, o));
+await subs.connect();
+const pubs = new PublisherGroup(Object.assign({ payload_size: 16 }, o));
+await pubs.connect();
+const p = await pubs.publish({ duration: '3s', rate: 200 });
+await subs.drain({ expected: p.sent, idle: '1s' });
+pubs.close(); subs.close();
+result = stats();`, addr))
+	lat := r["mqtt_latency"].(map[string]any)
+	if p50 := lat["p50"].(float64); p50 > 2 {
+		t.Fatalf("median latency %.2f ms with a 10 ms poll interval: timed by the poller, not the kernel (%v)", p50, lat)
 	}
 }

@@ -337,6 +337,7 @@ func appendPublish(b []byte, prefix []byte, qos byte, pid uint16, version byte, 
 // publishPacket is a decoded PUBLISH; slices point into the read buffer and
 // are valid only during the handler call.
 type publishPacket struct {
+	recvNs  int64 // kernel receive time (Unix ns) when the poller read it; 0: not known
 	topic   []byte
 	payload []byte
 	qos     byte

@@ -56,11 +56,18 @@ func newSubscriberGroup(vu modules.VU, arg any) (*SubscriberGroup, error) {
 			o.fail("topic", "%v", err)
 		}
 	}
+	pollEvery := o.duration("poll_interval", defaultPollInterval)
+	if pollEvery > 10*time.Millisecond {
+		o.fail("poll_interval", "must be at most 10ms (it bounds how far a message can be timed late), got %v", pollEvery)
+	}
 	base, err := newGroup(vu, "SubscriberGroup", "sub", o, g.qos, g)
 	if err != nil {
 		return nil, err
 	}
 	g.group = base
+	if pollEvery > 0 {
+		g.cfg.poller = newPoller(pollEvery)
+	}
 	g.perConn = make([]atomic.Int64, len(g.conns))
 	g.filters = make([][]subscription, len(g.conns))
 	g.sets = make([]*streamSet, len(g.conns))
@@ -214,6 +221,9 @@ func (g *SubscriberGroup) totals() streamTotals {
 // Close disconnects, then pushes lost, duplicate and out-of-order counts.
 func (g *SubscriberGroup) Close() {
 	g.shutdown(func() {
+		if g.cfg.poller != nil {
+			g.cfg.poller.stop()
+		}
 		if len(g.filters) > 0 && len(g.filters[0]) == 0 {
 			return // connect-only: nothing to account
 		}
@@ -229,7 +239,10 @@ func (g *SubscriberGroup) Close() {
 
 // onPublish runs on the connection's reader for every message.
 func (g *SubscriberGroup) onPublish(c *conn, p *publishPacket) {
-	now := nowNano()
+	now := p.recvNs
+	if now == 0 {
+		now = nowNano()
+	}
 	g.received.Add(1)
 	g.perConn[c.idx].Add(1)
 	g.lastRecv.Store(now)
