@@ -66,13 +66,17 @@ def run(env, on_mark=None):
     return marks, result, time.time() - t0
 
 
-def throughput(qos, rate, seconds, clients):
-    marks, r, _ = run({"MODE": "throughput", "QOS": str(qos), "RATE": str(rate), "SECONDS": str(seconds),
-                       "CLIENTS": str(clients)})
+def throughput(qos, rate, seconds, clients, poll=None):
+    """poll: the subscribers' poll_interval; "0" reads with a goroutine per connection."""
+    env = {"MODE": "throughput", "QOS": str(qos), "RATE": str(rate), "SECONDS": str(seconds), "CLIENTS": str(clients)}
+    if poll is not None:
+        env["POLL_INTERVAL"] = poll
+    marks, r, _ = run(env)
     cpu = marks["publish-end"]["cpu"] - marks["publish-start"]["cpu"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
     delivered = r["subscribe"]["unique"]
-    return {"qos": qos, "target_rate": rate, "clients": clients, "seconds": round(wall, 2),
+    return {"qos": qos, "target_rate": rate, "clients": clients, "reader": "goroutines" if poll == "0" else "poller",
+            "seconds": round(wall, 2),
             "delivered": delivered, "lost": r["subscribe"]["lost"],
             "achieved_rate": round(r["publish"]["achieved_rate"]),
             "generator_cpu_seconds": round(cpu, 2),
@@ -103,13 +107,14 @@ def main():
     os.environ["MQTT_URL"] = a.url
     secs = 3 if a.quick else 20
     out = {"host": {"cpus": os.cpu_count(), "kernel": platform.release()},
-           "throughput": [throughput(0, 100000, secs, 100), throughput(0, 50000, secs, 100),
-                          throughput(1, 50000, secs, 100)],
+           "throughput": [throughput(0, 100000, secs, 100), throughput(0, 80000, secs, 100),
+                          throughput(0, 50000, secs, 100), throughput(1, 50000, secs, 100),
+                          throughput(0, 100000, secs, 100, poll="0")],
            "idle": idle(1000 if a.quick else 10000)}
     if not a.quick:
         out["soak"] = soak(100000)
     for t in out["throughput"]:
-        print(f"p2p QoS {t['qos']}: {t['delivered']} delivered in {t['seconds']} s "
+        print(f"p2p QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in {t['seconds']} s "
               f"(target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
               f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second")
     i = out["idle"]

@@ -1,4 +1,5 @@
 """The main job (README's first command) on the native stack, and its bad input."""
+import json
 import subprocess
 
 from conftest import ROOT
@@ -25,3 +26,18 @@ def test_bench_rejects_bad_input_before_any_load(stack):
                        text=True, capture_output=True, timeout=600)
     assert r.returncode != 0 and 'QOS="3" is invalid' in r.stderr.replace('\\"', '"')
     assert not (ROOT / "reports/raw/bench-bad-qos.json").exists()
+
+
+def test_generator_benchmark_script_runs(stack, tmp_path):
+    """scripts/bench-extension.py (issue 3's figures) in its quick form: it runs, and its figures hang together."""
+    out = tmp_path / "bench.json"
+    r = subprocess.run(["python3", str(ROOT / "scripts/bench-extension.py"), "--quick", "--url", stack.mqtt_url,
+                        "--json", str(out)], env=stack.env, text=True, capture_output=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    figures = json.loads(out.read_text())
+    readers = {t["reader"] for t in figures["throughput"]}
+    assert readers == {"poller", "goroutines"}
+    for t in figures["throughput"]:
+        assert t["delivered"] > 0 and t["lost"] == 0 and t["delivered_per_cpu_second"] > 0, t
+    assert 0 < figures["idle"]["kb_per_connection"] < 20
+    assert "msg per CPU-second" in r.stdout and "KB per connection" in r.stdout

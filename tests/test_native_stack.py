@@ -112,36 +112,63 @@ def test_setup_second_run_is_a_cache_hit():
     assert "FAILED" not in r.stderr
 
 
+def restartable(pid):
+    """What it takes to start a process of the stack again: its command line and environment."""
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+    environ = dict(kv.split("=", 1) for kv in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in kv)
+    return cmdline, environ, os.readlink(f"/proc/{pid}/cwd")
+
+
+def stop(pid, sig=15):
+    os.kill(pid, sig)
+    for _ in range(300):
+        if not os.path.exists(f"/proc/{pid}") or "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+
+
 def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
-    """The disk buffer: a point written while InfluxDB is frozen, then a
-    Telegraf restart, still reaches InfluxDB once it is back."""
+    """The disk buffer: a point written while InfluxDB is down, then a
+    Telegraf restart, still reaches InfluxDB once it is back. InfluxDB is
+    stopped, not frozen: a frozen one would still take the write Telegraf had
+    already sent when it thaws, and the test would pass without the buffer."""
     pids = stack.pids()
     influxd, telegraf = pids["influxd"], pids["telegraf"]
-    cmdline = Path(f"/proc/{telegraf}/cmdline").read_bytes().split(b"\0")[:-1]
-    environ = dict(kv.split("=", 1) for kv in Path(f"/proc/{telegraf}/environ").read_text().split("\0") if "=" in kv)
+    influxd_start, telegraf_start = restartable(influxd), restartable(telegraf)
     marker = f"outage{int(time.time() * 1000)}"
-    os.kill(influxd, 19)  # SIGSTOP: InfluxDB stops answering
+
+    def start(name, how):
+        cmdline, environ, cwd = how
+        log = open(stack.state / "logs" / f"{name}.log", "ab")
+        new = subprocess.Popen(cmdline, env=environ, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
+        (stack.state / "pids" / f"{name}.pid").write_text(str(new.pid))
+
+    stop(influxd)
     try:
         r = requests.post(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write", params={"db": "k6"},
                           data=f"outage_probe,marker={marker} value=7", timeout=10)
         assert r.status_code == 204
-        time.sleep(2)  # accepted into Telegraf's buffer
-        os.kill(telegraf, 15)
-        for _ in range(300):
-            if not os.path.exists(f"/proc/{telegraf}"):
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(telegraf, 9)
-        log = open(stack.state / "logs" / "telegraf.log", "ab")
-        new = subprocess.Popen(cmdline, env=environ, stdout=log, stderr=log, start_new_session=True)
-        (stack.state / "pids" / "telegraf.pid").write_text(str(new.pid))
+        time.sleep(2)  # accepted into Telegraf's buffer; its writes fail (connection refused)
+        stop(telegraf)
+        start("telegraf", telegraf_start)
     finally:
-        os.kill(influxd, 18)  # SIGCONT
+        start("influxd", influxd_start)
+    def influxd_up():
+        try:
+            return requests.get(f"{stack.influx}/health", timeout=5).status_code == 200
+        except requests.ConnectionError:
+            return False
+    assert wait_until(influxd_up, timeout=60), "InfluxDB did not come back"
 
     def arrived():
         return stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:-10m)
           |> filter(fn:(r) => r._measurement == "outage_probe" and r.marker == "{marker}")''')
     assert wait_until(arrived, timeout=60), "the buffered point was lost"
-    ping = requests.get(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/ping", timeout=5)
-    assert ping.status_code == 204
+
+    def telegraf_up():
+        try:
+            return requests.get(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/ping", timeout=5).status_code == 204
+        except requests.ConnectionError:
+            return False
+    assert wait_until(telegraf_up, timeout=30)

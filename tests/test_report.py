@@ -78,6 +78,10 @@ def test_tables_agree_with_result_file_and_influxdb(stack, step_run):
     assert "Actual msg rate" in md and "| p50 | p75 | p90 | p95 | p99 |" in md
     assert "## Full disclosure" in md and "net.core.somaxconn" in md and "v1.8.1" in md
     assert t["generator"]["shares_broker_host"] and "load generator ran on the broker's host" in md
+    # How many messages carry a later message's receive time (the poller's bound), from the result file.
+    shared = c["mqtt_receives_shared_read"]
+    assert t["generator"]["shared_read_pct"] == pytest.approx(100 * shared / c["mqtt_receives"])
+    assert f"Timing: {t['generator']['shared_read_pct']:,.1f}% of received messages" in md
 
 
 def test_capacity_search_picks_the_right_step(stack, step_run):

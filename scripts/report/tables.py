@@ -170,8 +170,12 @@ def generator(run, res):
     elif shared:
         warning = ("the load generator ran on the broker's host; host CPU includes it, the broker-process CPU "
                    "does not (its own CPU use is not recorded in this result file)")
+    counts = run["counts"]
+    shared_reads = counts.get("mqtt_receives_shared_read")  # absent from results before the poller
+    received = counts.get("mqtt_receives") or 0
     return {"cpu_seconds": cpu_s, "cpu_pct_of_one_core": pct, "max_rss_kb": g.get("max_rss_kb"),
-            "shares_broker_host": bool(shared), "warning": warning}
+            "shares_broker_host": bool(shared), "warning": warning,
+            "shared_read_pct": 100.0 * shared_reads / received if shared_reads is not None and received else None}
 
 
 def build(run, influx, cpu_target):

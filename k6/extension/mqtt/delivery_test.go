@@ -275,3 +275,31 @@ result = stats();`, addr))
 		t.Fatalf("median latency %.2f ms with a 10 ms poll interval: timed by the poller, not the kernel (%v)", p50, lat)
 	}
 }
+
+// Messages read together are counted as such: one connection receiving
+// 2,000 msg/s looked at every 10 ms shares nearly every read; with one
+// message per 20 ms, almost none does.
+func TestPollerCountsSharedReads(t *testing.T) {
+	addr := startMosquitto(t)
+	for _, c := range []struct {
+		rate     int
+		min, max float64
+	}{{2000, 1500, 2000}, {50, 0, 5}} {
+		t.Run(fmt.Sprint(c.rate), func(t *testing.T) {
+			vu := newTestVU(t)
+			r := vu.run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: 1, topic: 'shr/{i}' };
+const subs = new SubscriberGroup(Object.assign({ poll_interval: '10ms' }, o));
+await subs.connect();
+const pubs = new PublisherGroup(Object.assign({ payload_size: 16 }, o));
+await pubs.connect();
+const p = await pubs.publish({ duration: '1s', rate: %d });
+await subs.drain({ expected: p.sent, idle: '1s' });
+pubs.close(); subs.close();
+result = stats().counters;`, addr, c.rate))
+			if n, _ := r["mqtt_receives_shared_read"].(float64); n < c.min || n > c.max {
+				t.Fatalf("%v messages counted as sharing a read, want %v..%v (%v)", n, c.min, c.max, r)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -14,30 +15,35 @@ const (
 	histMin    = 1
 	histMax    = 3600 * 1000 * 1000
 	histDigits = 3
-	histShards = 8 // spreads lock contention over reader goroutines
 )
+
+// histShards spreads lock contention over concurrent recorders: there are
+// never more of them running than GOMAXPROCS. Each HDR histogram is ~190 KB
+// of counts, and the Go GC lets garbage grow in proportion to the live heap,
+// of which these are most: shards cost RSS twice.
+var histShards = min(8, max(1, runtime.GOMAXPROCS(0)))
 
 func newHDR() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
 
 // shardedHist takes records from many goroutines; collect() moves what was
 // recorded since the last call into a window histogram and the run total.
+// Its histograms are made on first use: a kind a run never records (PUBACK
+// at QoS 0) costs nothing.
 type shardedHist struct {
-	shards [histShards]struct {
-		sync.Mutex
-		h *hdrhistogram.Histogram
-		_ [40]byte // keep shards on separate cache lines
-	}
+	shards []histShard
 	mu     sync.Mutex
 	total  *hdrhistogram.Histogram
 	window *hdrhistogram.Histogram
 }
 
+type histShard struct {
+	sync.Mutex
+	h *hdrhistogram.Histogram
+	_ [40]byte // keep shards on separate cache lines
+}
+
 func newShardedHist() *shardedHist {
-	s := &shardedHist{total: newHDR(), window: newHDR()}
-	for i := range s.shards {
-		s.shards[i].h = newHDR()
-	}
-	return s
+	return &shardedHist{shards: make([]histShard, histShards)}
 }
 
 func clampMicros(ns int64) int64 {
@@ -54,8 +60,11 @@ func clampMicros(ns int64) int64 {
 // record adds a duration in nanoseconds; shard is any small number that
 // differs between concurrent callers (a connection index).
 func (s *shardedHist) record(shard int, ns int64) {
-	sh := &s.shards[shard%histShards]
+	sh := &s.shards[shard%len(s.shards)]
 	sh.Lock()
+	if sh.h == nil {
+		sh.h = newHDR()
+	}
 	_ = sh.h.RecordValue(clampMicros(ns))
 	sh.Unlock()
 }
@@ -64,17 +73,24 @@ func (s *shardedHist) record(shard int, ns int64) {
 func (s *shardedHist) collect() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.window.Reset()
+	if s.window != nil {
+		s.window.Reset()
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.Lock()
-		if sh.h.TotalCount() > 0 {
+		if sh.h != nil && sh.h.TotalCount() > 0 {
+			if s.window == nil {
+				s.window, s.total = newHDR(), newHDR()
+			}
 			s.window.Merge(sh.h)
 			sh.h.Reset()
 		}
 		sh.Unlock()
 	}
-	s.total.Merge(s.window)
+	if s.window != nil {
+		s.total.Merge(s.window)
+	}
 }
 
 // Stats is a latency summary in milliseconds.
@@ -92,7 +108,7 @@ type Stats struct {
 }
 
 func summarize(h *hdrhistogram.Histogram) Stats {
-	if h.TotalCount() == 0 {
+	if h == nil || h.TotalCount() == 0 {
 		return Stats{}
 	}
 	ms := func(us int64) float64 { return float64(us) / 1000 }

@@ -34,6 +34,7 @@ func New() *RootModule { return &RootModule{} }
 
 // NewModuleInstance registers the metrics (init context) and returns the VU's instance.
 func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
+	tuneGCOnce()
 	if env := vu.InitEnv(); env != nil {
 		m, err := registerMetrics(env.Registry)
 		if err != nil {

@@ -48,6 +48,8 @@ type poller struct {
 	running bool
 	stopped bool
 	done    chan struct{}
+
+	pub publishPacket // the loop's: one per read would escape to the heap (the handler is an interface)
 }
 
 func newPoller(interval time.Duration) *poller {
@@ -286,7 +288,8 @@ func (p *poller) read(rc *rawConn, buf, oob []byte) []byte {
 	}
 	c := rc.c
 	data := buf[:k]
-	var pub publishPacket
+	pub := &p.pub
+	publishes := int64(0)
 	for len(data) > 0 {
 		first, body, size, err := splitPacket(data)
 		if err != nil {
@@ -297,11 +300,17 @@ func (p *poller) read(rc *rawConn, buf, oob []byte) []byte {
 			break // incomplete
 		}
 		pub.recvNs = recvNs
-		if err := c.dispatch(first, body, &pub); err != nil {
+		if first>>4 == pktPublish {
+			publishes++
+		}
+		if err := c.dispatch(first, body, pub); err != nil {
 			p.detach(rc, err)
 			return buf
 		}
 		data = data[size:]
+	}
+	if publishes > 1 && oob != nil {
+		c.m.add(cReceivesSharedRead, publishes-1)
 	}
 	if len(data) > 0 {
 		rc.partial = append(rc.partial, data...)
@@ -337,17 +346,19 @@ func (p *poller) detach(rc *rawConn, err error) {
 }
 
 // rxTime is the kernel's receive time (Unix ns) from an SCM_TIMESTAMPNS
-// control message, or 0.
+// control message, or 0. (syscall.ParseSocketControlMessage would allocate
+// on every read.)
 func rxTime(oob []byte) int64 {
-	msgs, err := syscall.ParseSocketControlMessage(oob)
-	if err != nil {
-		return 0
-	}
-	for _, m := range msgs {
-		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
-			ts := (*syscall.Timespec)(unsafe.Pointer(&m.Data[0]))
-			return ts.Nano()
+	for len(oob) >= syscall.SizeofCmsghdr {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if h.Len < syscall.SizeofCmsghdr || int(h.Len) > len(oob) {
+			return 0
 		}
+		data := oob[syscall.CmsgLen(0):h.Len]
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && len(data) >= 16 {
+			return (*syscall.Timespec)(unsafe.Pointer(&data[0])).Nano()
+		}
+		oob = oob[min(syscall.CmsgSpace(int(h.Len)-syscall.CmsgLen(0)), len(oob)):]
 	}
 	return 0
 }

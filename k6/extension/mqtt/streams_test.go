@@ -1,6 +1,10 @@
 package mqtt
 
-import "testing"
+import (
+	"os"
+	"runtime/debug"
+	"testing"
+)
 
 func TestStreamAccounting(t *testing.T) {
 	cases := []struct {
@@ -99,4 +103,17 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// The module lowers the GC target for the generator, unless GOGC is set.
+func TestGCTargetIsLoweredUnlessGOGCIsSet(t *testing.T) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		t.Skip("GOGC is set: the module leaves it")
+	}
+	newTestVU(t)
+	got := debug.SetGCPercent(100)
+	debug.SetGCPercent(got)
+	if got != generatorGCPercent {
+		t.Fatalf("GC percent %d, want %d", got, generatorGCPercent)
+	}
 }
