@@ -5,7 +5,6 @@ package mqtt
 import (
 	"runtime/debug"
 	"sync"
-	"syscall"
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
@@ -134,15 +133,4 @@ func k6Version() string {
 		}
 	}
 	return "unknown"
-}
-
-// processUsage is the generator's own cost: CPU seconds (user + system) and
-// peak RSS, so that a report can say what the generator took from a shared host.
-func processUsage() map[string]any {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return nil
-	}
-	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return map[string]any{"cpu_user_s": sec(ru.Utime), "cpu_system_s": sec(ru.Stime), "max_rss_kb": ru.Maxrss}
 }
