@@ -119,13 +119,29 @@ def restartable(pid):
     return cmdline, environ, os.readlink(f"/proc/{pid}/cwd")
 
 
+def ended(pid):
+    """Exited (a zombie counts: the test's pytest process is the parent that would reap it)."""
+    try:
+        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+
+
 def stop(pid, sig=15):
     os.kill(pid, sig)
     for _ in range(300):
-        if not os.path.exists(f"/proc/{pid}") or "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+        if ended(pid):
             return
         time.sleep(0.1)
     os.kill(pid, 9)
+
+
+def answers(url, status):
+    """Whether url answers with status (a service that is not listening yet does not)."""
+    try:
+        return requests.get(url, timeout=5).status_code == status
+    except requests.ConnectionError:
+        return False
 
 
 def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
@@ -154,21 +170,10 @@ def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
         start("telegraf", telegraf_start)
     finally:
         start("influxd", influxd_start)
-    def influxd_up():
-        try:
-            return requests.get(f"{stack.influx}/health", timeout=5).status_code == 200
-        except requests.ConnectionError:
-            return False
-    assert wait_until(influxd_up, timeout=60), "InfluxDB did not come back"
+    assert wait_until(lambda: answers(f"{stack.influx}/health", 200), timeout=60), "InfluxDB did not come back"
 
     def arrived():
         return stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:-10m)
           |> filter(fn:(r) => r._measurement == "outage_probe" and r.marker == "{marker}")''')
     assert wait_until(arrived, timeout=60), "the buffered point was lost"
-
-    def telegraf_up():
-        try:
-            return requests.get(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/ping", timeout=5).status_code == 204
-        except requests.ConnectionError:
-            return False
-    assert wait_until(telegraf_up, timeout=30)
+    assert wait_until(lambda: answers(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/ping", 204), timeout=30)

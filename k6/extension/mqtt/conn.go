@@ -121,7 +121,7 @@ func (c *conn) attach(nc net.Conn, br *bufio.Reader) {
 	c.lastWrite.Store(time.Now().UnixNano())
 	keepalives.add(c)
 	c.bg.Add(1)
-	if c.cfg.poller != nil && c.cfg.tls == nil {
+	if c.cfg.poller != nil { // it takes plain TCP only: TLS keeps a reader goroutine
 		if rc, err := c.cfg.poller.adopt(c, nc, br); err == nil {
 			c.nc = rc
 			return

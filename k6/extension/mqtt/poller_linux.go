@@ -15,6 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// defaultPollInterval: 100 µs keeps the timing error of a message that shares
+// a read small against loopback latencies, and still lets one wake-up serve
+// many sockets (see k6/extension/README.md for the figures).
+const defaultPollInterval = 100 * time.Microsecond
+
 // A poller reads the plain-TCP connections of one subscriber group from one
 // goroutine, with its own level-triggered epoll set, instead of a reader
 // goroutine per connection.
@@ -30,13 +35,9 @@ import (
 // receive time of its newest segment (SO_TIMESTAMPNS), which is what a
 // message is timed against. Only a message that shares a read with a later
 // one on the same connection is timed as arriving with that later one: an
-// overstatement bounded by the interval, and only for connections receiving
-// more than one message per interval.
-// defaultPollInterval: 100 µs keeps the timing error of a message that shares
-// a read small against loopback latencies, and still lets one wake-up serve
-// many sockets (see k6/extension/README.md for the figures).
-const defaultPollInterval = 100 * time.Microsecond
-
+// overstatement bounded by the time between two looks (the interval, plus
+// the look itself), and only for connections receiving more than one
+// message in that time.
 type poller struct {
 	interval time.Duration
 
@@ -289,6 +290,7 @@ func (p *poller) read(rc *rawConn, buf, oob []byte) []byte {
 	c := rc.c
 	data := buf[:k]
 	pub := &p.pub
+	pub.recvNs = recvNs
 	publishes := int64(0)
 	for len(data) > 0 {
 		first, body, size, err := splitPacket(data)
@@ -299,7 +301,6 @@ func (p *poller) read(rc *rawConn, buf, oob []byte) []byte {
 		if size == 0 {
 			break // incomplete
 		}
-		pub.recvNs = recvNs
 		if first>>4 == pktPublish {
 			publishes++
 		}
@@ -365,38 +366,33 @@ func rxTime(oob []byte) int64 {
 
 // splitPacket finds the first whole packet in b: size 0 means incomplete.
 func splitPacket(b []byte) (first byte, body []byte, size int, err error) {
-	rem, mul := 0, 1
-	for i := 1; ; i++ {
-		if i >= len(b) {
+	if len(b) < 2 {
+		return 0, nil, 0, nil
+	}
+	rem, n, err := readVarint(b[1:])
+	if err != nil {
+		if len(b) < 5 { // fewer than 4 length bytes so far: more may come
 			return 0, nil, 0, nil
 		}
-		rem += int(b[i]&0x7F) * mul
-		if b[i]&0x80 == 0 {
-			size = i + 1 + rem
-			if size > len(b) {
-				return 0, nil, 0, nil
-			}
-			return b[0], b[i+1 : size], size, nil
-		}
-		if i == 4 {
-			return 0, nil, 0, errMalformed
-		}
-		mul *= 128
+		return 0, nil, 0, err
 	}
+	if size = 1 + n + rem; size > len(b) {
+		return 0, nil, 0, nil
+	}
+	return b[0], b[1+n : size], size, nil
 }
 
 // packetSize is the full size of the packet b starts with, or len(b) while
 // its length is not readable yet.
 func packetSize(b []byte) int {
-	rem, mul := 0, 1
-	for i := 1; i < len(b) && i <= 4; i++ {
-		rem += int(b[i]&0x7F) * mul
-		if b[i]&0x80 == 0 {
-			return i + 1 + rem
-		}
-		mul *= 128
+	if len(b) < 2 {
+		return len(b)
 	}
-	return len(b)
+	rem, n, err := readVarint(b[1:])
+	if err != nil {
+		return len(b)
+	}
+	return 1 + n + rem
 }
 
 // Write sends b on the non-blocking socket, waiting for room when the

@@ -31,24 +31,29 @@ result = { p, s, stats: stats() };`, addr, size))
 	}
 }
 
+// polledRun publishes rate msg/s for a while over count pairs whose
+// subscribers are looked at every 10 ms, and returns stats().
+func polledRun(t *testing.T, addr string, count int, duration string, rate int) map[string]any {
+	t.Helper()
+	return newTestVU(t).run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: %d, topic: 'polled/{i}' };
+const subs = new SubscriberGroup(Object.assign({ poll_interval: '10ms' }, o));
+await subs.connect();
+const pubs = new PublisherGroup(Object.assign({ payload_size: 16 }, o));
+await pubs.connect();
+const p = await pubs.publish({ duration: '%s', rate: %d });
+await subs.drain({ expected: p.sent, idle: '1s' });
+pubs.close(); subs.close();
+result = stats();`, addr, count, duration, rate))
+}
+
 // The poller sleeps its interval between looks while traffic lasts, so a
 // message can wait in the socket that long; it is timed by the kernel's
 // receive time, not by when the poller got to it. Each connection gets a
 // message every 20 ms, one per read, so the kernel time is exact; with a
 // 10 ms interval a reader-side clock would put the median near 5 ms.
 func TestPollerTimesMessagesByKernelReceiveTime(t *testing.T) {
-	addr := startMosquitto(t)
-	vu := newTestVU(t)
-	r := vu.run(t, fmt.Sprintf(`
-const o = { url: 'mqtt://%s', count: 4, topic: 'rx/{i}' };
-const subs = new SubscriberGroup(Object.assign({ poll_interval: '10ms' }, o));
-await subs.connect();
-const pubs = new PublisherGroup(Object.assign({ payload_size: 16 }, o));
-await pubs.connect();
-const p = await pubs.publish({ duration: '3s', rate: 200 });
-await subs.drain({ expected: p.sent, idle: '1s' });
-pubs.close(); subs.close();
-result = stats();`, addr))
+	r := polledRun(t, startMosquitto(t), 4, "3s", 200)
 	lat := r["mqtt_latency"].(map[string]any)
 	if p50 := lat["p50"].(float64); p50 > 2 {
 		t.Fatalf("median latency %.2f ms with a 10 ms poll interval: timed by the poller, not the kernel (%v)", p50, lat)
@@ -65,20 +70,40 @@ func TestPollerCountsSharedReads(t *testing.T) {
 		min, max float64
 	}{{2000, 1500, 2000}, {50, 0, 5}} {
 		t.Run(fmt.Sprint(c.rate), func(t *testing.T) {
-			vu := newTestVU(t)
-			r := vu.run(t, fmt.Sprintf(`
-const o = { url: 'mqtt://%s', count: 1, topic: 'shr/{i}' };
-const subs = new SubscriberGroup(Object.assign({ poll_interval: '10ms' }, o));
-await subs.connect();
-const pubs = new PublisherGroup(Object.assign({ payload_size: 16 }, o));
-await pubs.connect();
-const p = await pubs.publish({ duration: '1s', rate: %d });
-await subs.drain({ expected: p.sent, idle: '1s' });
-pubs.close(); subs.close();
-result = stats().counters;`, addr, c.rate))
-			if n, _ := r["mqtt_receives_shared_read"].(float64); n < c.min || n > c.max {
-				t.Fatalf("%v messages counted as sharing a read, want %v..%v (%v)", n, c.min, c.max, r)
+			counters := polledRun(t, addr, 1, "1s", c.rate)["counters"].(map[string]any)
+			if n, _ := counters["mqtt_receives_shared_read"].(float64); n < c.min || n > c.max {
+				t.Fatalf("%v messages counted as sharing a read, want %v..%v (%v)", n, c.min, c.max, counters)
 			}
 		})
+	}
+}
+
+// splitPacket tells a whole packet from one still arriving (even inside its
+// length bytes) and from a malformed length.
+func TestSplitPacket(t *testing.T) {
+	big := append([]byte{0x30, 0x80, 0x01}, make([]byte, 128)...) // remaining length 128: two length bytes
+	for _, c := range []struct {
+		name    string
+		b       []byte
+		size    int
+		bodyLen int
+		bad     bool
+	}{
+		{"empty", nil, 0, 0, false},
+		{"type byte only", []byte{0x30}, 0, 0, false},
+		{"length cut", big[:2], 0, 0, false},
+		{"body cut", big[:100], 0, 0, false},
+		{"whole", big, 131, 128, false},
+		{"whole and more", append(append([]byte(nil), big...), 0xd0, 0x00), 131, 128, false},
+		{"pingresp", []byte{0xd0, 0x00}, 2, 0, false},
+		{"five length bytes", []byte{0x30, 0xff, 0xff, 0xff, 0xff, 0x01}, 0, 0, true},
+	} {
+		_, body, size, err := splitPacket(c.b)
+		if (err != nil) != c.bad || size != c.size || len(body) != c.bodyLen {
+			t.Errorf("%s: size %d body %d err %v; want size %d body %d malformed %v", c.name, size, len(body), err, c.size, c.bodyLen, c.bad)
+		}
+		if !c.bad && c.size == 0 && len(c.b) >= 3 && packetSize(c.b) != 131 {
+			t.Errorf("%s: packetSize %d, want 131", c.name, packetSize(c.b))
+		}
 	}
 }
