@@ -80,7 +80,9 @@ def throughput(qos, rate, seconds, clients, poll=None):
             "delivered": delivered, "lost": r["subscribe"]["lost"],
             "achieved_rate": round(r["publish"]["achieved_rate"]),
             "generator_cpu_seconds": round(cpu, 2),
-            "delivered_per_cpu_second": round(delivered / cpu) if cpu else None}
+            "delivered_per_cpu_second": round(delivered / cpu) if cpu else None,
+            # Pub-to-sub latency of the run: whether the broker kept up at this rate.
+            "latency_p50_ms": r["latency"]["p50"], "latency_p99_ms": r["latency"]["p99"]}
 
 
 def idle(conns):
@@ -116,7 +118,8 @@ def main():
     for t in out["throughput"]:
         print(f"p2p QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in {t['seconds']} s "
               f"(target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
-              f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second")
+              f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second; "
+              f"latency p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms")
     i = out["idle"]
     print(f"idle: {i['connections']} connections, RSS {i['rss_before_mb']} -> {i['rss_after_mb']} MB "
           f"= {i['kb_per_connection']} KB per connection")

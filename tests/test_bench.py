@@ -39,5 +39,6 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     assert readers == {"poller", "goroutines"}
     for t in figures["throughput"]:
         assert t["delivered"] > 0 and t["lost"] == 0 and t["delivered_per_cpu_second"] > 0, t
+        assert 0 < t["latency_p50_ms"] <= t["latency_p99_ms"], t
     assert 0 < figures["idle"]["kb_per_connection"] < 20
     assert "msg per CPU-second" in r.stdout and "KB per connection" in r.stdout

@@ -59,7 +59,7 @@ export default async function () {
     const r = await pubs.publish({ rate: Number(__ENV.RATE || 100000), duration: `${__ENV.SECONDS || 20}s` });
     const s = await subs.drain({ expected: r.sent, idle: '2s' });
     mark('publish-end');
-    console.log(`RESULT ${JSON.stringify({ publish: r, subscribe: s })}`);
+    console.log(`RESULT ${JSON.stringify({ publish: r, subscribe: s, latency: mqtt.stats().mqtt_latency })}`);
   }
   pubs.close();
   subs.close();
