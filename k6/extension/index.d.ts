@@ -93,7 +93,11 @@ export declare interface GroupOptions extends ConnectionOptions {
   connect_rate?: number;
   /** Connections being opened at once. Default 128. */
   connect_concurrency?: number;
-  /** Extra metric tags. Keep them low-cardinality: never a client id. */
+  /**
+   * Extra k6 tags on every metric sample of the group (values: strings,
+   * numbers or booleans). Keep them low-cardinality: a phase or a broker
+   * name, never a client id. (`servers` is refused: a group has one url.)
+   */
   tags?: Record<string, string>;
 }
 
@@ -188,6 +192,8 @@ export declare interface DeliveryStats {
   expected: number;
   min_per_client: number;
   max_per_client: number;
+  /** Sockets the group's poller has read (0 with poll_interval 0, TLS, or outside Linux). */
+  polled_sockets: number;
 }
 
 export declare class SubscriberGroup {
@@ -237,17 +243,26 @@ export declare function notes(): Record<string, unknown>;
 
 export declare const version: string;
 
+/**
+ * Validates a broker URL by the url option's rules (for scripts that read
+ * one from the environment, before anything connects): the address to dial,
+ * or the reason it is refused.
+ */
+export declare function parseUrl(url: string): { addr: string; host: string; secure: boolean } | { error: string };
+
 // ---- low-level client (grafana/xk6-mqtt compatible) --------------------
 
 export declare interface ClientOptions extends ConnectionOptions {
   client_id?: string;
   /** Alias of client_id, as in grafana/xk6-mqtt. */
   clientId?: string;
+  /** k6 tags on the client's metrics: in the constructor only (connect() refuses them). */
   tags?: Record<string, string>;
 }
 
-export declare interface PublishOptions { qos?: QoS; retain?: boolean; tags?: Record<string, string> }
-export declare interface SubscribeOptions { qos?: QoS; no_local?: boolean; tags?: Record<string, string> }
+/** Per-message tags are refused: a client's counts carry its constructor's tags. */
+export declare interface PublishOptions { qos?: QoS; retain?: boolean }
+export declare interface SubscribeOptions { qos?: QoS; no_local?: boolean }
 export declare type StringOrArrayBuffer = string | ArrayBuffer;
 
 export declare interface MQTTError { name: "MQTTError"; message: string; method: string }

@@ -1,6 +1,7 @@
 // Reading and validating scenario parameters from the environment. Every
 // problem stops the run in the init context, before any connection, with a
 // message naming the variable and what it accepts.
+import mqtt from 'k6/x/mqtt';
 
 const problems = [];
 
@@ -54,10 +55,13 @@ export function duration(name, def) {
   return v;
 }
 
+// Broker URLs follow the extension's own rules (the url option's), so a
+// URL this accepts is one the groups accept.
 export function url(name, def) {
   const v = raw(name) ?? def;
-  if (!/^(mqtt|mqtts|tcp|ssl|tls):\/\/[A-Za-z0-9.\-_[\]]+(:\d{1,5})?\/?$/.test(v)) {
-    fail(name, v, 'expected a broker URL such as mqtt://127.0.0.1:1883 (schemes: mqtt, mqtts, tcp, ssl, tls)');
+  const parsed = mqtt.parseUrl(v);
+  if (parsed.error) {
+    fail(name, v, `${parsed.error} (expected a broker URL such as mqtt://127.0.0.1:1883)`);
     return def;
   }
   return v;

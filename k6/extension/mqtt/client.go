@@ -10,6 +10,10 @@ import (
 	"github.com/mstoykov/k6-taskqueue-lib/taskqueue"
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/modules"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
 // Client is the low-level, event-driven client, close to grafana/xk6-mqtt's
@@ -23,37 +27,43 @@ type Client struct {
 	vu       modules.VU
 	obj      *sobek.Object
 	base     map[string]any // constructor options, merged under connect options
-	m        *meter
+	m        *load.Meter
 	mu       sync.Mutex
-	c        *conn
+	c        *connection.Conn
 	tq       *taskqueue.TaskQueue
 	handlers map[string][]sobek.Callable
 	ctx      context.Context
 	cancel   context.CancelFunc
 }
 
-var clientEvents = map[string]bool{"connect": true, "message": true, "error": true, "end": true, "reconnect": true, "close": true}
+// clientEvent tells the events a listener can be registered for.
+func clientEvent(name string) bool {
+	switch name {
+	case "connect", "message", "error", "end", "reconnect", "close":
+		return true
+	}
+	return false
+}
 
 func (mi *ModuleInstance) newClient(call sobek.ConstructorCall) *sobek.Object {
 	rt := mi.vu.Runtime()
-	state := mi.vu.State()
-	if state == nil {
-		common.Throw(rt, errors.New("Client must be created inside a VU function (default or setup), not in the init context"))
+	env, err := mi.loadEnv("Client")
+	if err != nil {
+		common.Throw(rt, err)
 	}
-	base, _ := exportArg(call.Arguments, 0).(map[string]any)
-	if base == nil && exportArg(call.Arguments, 0) != nil {
+	arg := exportArg(call.Arguments, 0)
+	base, _ := arg.(map[string]any)
+	if base == nil && arg != nil {
 		common.Throw(rt, errors.New("Client: options must be an object"))
 	}
 	// Validate now, so mistakes surface before any connect.
 	if _, _, err := readClientOptions(mi.vu, base, nil); err != nil {
 		common.Throw(rt, err)
 	}
+	tags := readTags(newOpts("Client", base))
 	cl := &Client{vu: mi.vu, base: base, handlers: map[string][]sobek.Callable{}}
-	tm := state.Tags.GetCurrentValues()
-	cl.m = &meter{role: "client", base: tm.Tags, tags: tm.Tags.With("role", "client"), meta: tm.Metadata,
-		ctx: mi.vu.Context(), samples: state.Samples}
+	cl.m = mi.root.run.NewMeter(env, "client", -1, tags)
 	cl.ctx, cl.cancel = context.WithCancel(mi.vu.Context())
-	global.register(cl.m)
 	go func() { <-cl.ctx.Done(); cl.shutdown(false) }()
 
 	o := rt.NewObject()
@@ -78,7 +88,7 @@ func (mi *ModuleInstance) newClient(call sobek.ConstructorCall) *sobek.Object {
 	if err := o.DefineAccessorProperty("connected", rt.ToValue(func() bool {
 		cl.mu.Lock()
 		defer cl.mu.Unlock()
-		return cl.c != nil && cl.c.up.Load()
+		return cl.c != nil && cl.c.Up()
 	}), nil, sobek.FLAG_FALSE, sobek.FLAG_TRUE); err != nil {
 		common.Throw(rt, err)
 	}
@@ -86,7 +96,7 @@ func (mi *ModuleInstance) newClient(call sobek.ConstructorCall) *sobek.Object {
 }
 
 // readClientOptions merges constructor and connect options (connect wins).
-func readClientOptions(vu modules.VU, base, over map[string]any) (*connConfig, string, error) {
+func readClientOptions(vu modules.VU, base, over map[string]any) (*connection.Config, string, error) {
 	merged := map[string]any{}
 	for k, v := range base {
 		merged[k] = v
@@ -96,12 +106,14 @@ func readClientOptions(vu modules.VU, base, over map[string]any) (*connConfig, s
 	}
 	o := newOpts("Client", merged)
 	id := o.str("client_id", o.str("clientId", ""))
-	_ = o.object("tags") // accepted for API compatibility; tags come from the test
-	_ = o.get
-	o.used["servers"] = true
+	readTags(o)
+	if _, retagged := over["tags"]; retagged {
+		o.fail("tags", "go in the Client constructor: its metrics keep one set of tags for its whole life")
+	}
+	o.refuse("servers", "a client connects to one broker: give it one url")
 	cfg := readConnConfig(o)
 	if s := vu.State(); s != nil {
-		cfg.dial = s.Dialer.DialContext
+		cfg.Dial = s.Dialer.DialContext
 	}
 	return cfg, id, o.done()
 }
@@ -133,7 +145,7 @@ func (cl *Client) emit(event string, args ...func(rt *sobek.Runtime) sobek.Value
 }
 
 func (cl *Client) emitError(method string, err error) {
-	cl.m.add(cErrors, 1)
+	cl.m.Add(load.Errors, 1)
 	cl.emit("error", func(rt *sobek.Runtime) sobek.Value {
 		o := rt.NewObject()
 		_ = o.Set("name", "MQTTError")
@@ -150,7 +162,7 @@ func (cl *Client) on(event string, listener sobek.Value) {
 	if !ok {
 		common.Throw(rt, fmt.Errorf("Client.on(%q): the listener must be a function", event))
 	}
-	if !clientEvents[event] {
+	if !clientEvent(event) {
 		common.Throw(rt, fmt.Errorf("Client.on: unknown event %q (known: connect, message, error, end, reconnect, close)", event))
 	}
 	cl.mu.Lock()
@@ -158,27 +170,30 @@ func (cl *Client) on(event string, listener sobek.Value) {
 	cl.mu.Unlock()
 }
 
-// Connection events.
-func (cl *Client) onPublish(_ *conn, p *publishPacket) {
-	cl.m.add(cReceives, 1)
-	cl.m.add(cBytesReceived, int64(len(p.payload)))
-	topic := string(p.topic)
-	payload := append([]byte(nil), p.payload...)
+// OnPublish emits 'message' (connection.Handler).
+func (cl *Client) OnPublish(_ *connection.Conn, p *codec.Publish, _ int64) {
+	cl.m.Add(load.Receives, 1)
+	cl.m.Add(load.BytesReceived, int64(len(p.Payload)))
+	topic := string(p.Topic)
+	payload := append([]byte(nil), p.Payload...)
 	cl.emit("message",
 		func(rt *sobek.Runtime) sobek.Value { return rt.ToValue(topic) },
 		func(rt *sobek.Runtime) sobek.Value { return rt.ToValue(rt.NewArrayBuffer(payload)) })
 }
 
-func (cl *Client) onAck(*conn, byte, uint16, byte) {}
+// OnAck implements connection.Handler: the client's publishes wait for their own acks.
+func (cl *Client) OnAck(*connection.Conn, codec.Ack) {}
 
-func (cl *Client) onConnect(_ *conn, reconnect bool) {
+// OnConnect emits 'reconnect' (after a drop) and 'connect'.
+func (cl *Client) OnConnect(_ *connection.Conn, reconnect bool) {
 	if reconnect {
 		cl.emit("reconnect")
 	}
 	cl.emit("connect")
 }
 
-func (cl *Client) onConnectionLost(_ *conn, err error) {
+// OnConnectionLost emits 'error' and 'close'.
+func (cl *Client) OnConnectionLost(_ *connection.Conn, err error) {
 	cl.emitError("connection", err)
 	cl.emit("close")
 }

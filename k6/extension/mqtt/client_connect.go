@@ -7,6 +7,8 @@ import (
 	"github.com/mstoykov/k6-taskqueue-lib/taskqueue"
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/promises"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 )
 
 // connect(url?, options?): connects in the background; 'connect' or 'error' follows.
@@ -39,11 +41,7 @@ func (cl *Client) reconnect() {
 	if c == nil {
 		common.Throw(cl.vu.Runtime(), errors.New("Client.reconnect: never connected"))
 	}
-	c.mu.Lock()
-	if c.nc != nil {
-		_ = c.nc.Close()
-	}
-	c.mu.Unlock()
+	c.Drop()
 }
 
 func (cl *Client) start(url sobek.Value, options sobek.Value, done func(error)) error {
@@ -69,15 +67,15 @@ func (cl *Client) start(url sobek.Value, options sobek.Value, done func(error)) 
 	if id == "" {
 		id = "k6-client-" + randomID()
 	}
-	c := newConn(cfg, id, 0, cl, cl.m)
+	c := connection.New(cfg, id, 0, cl, cl.m)
 	cl.c = c
 	// The task queue keeps the VU's event loop alive until end().
 	cl.tq = taskqueue.New(cl.vu.RegisterCallback)
 	cl.mu.Unlock()
 	go func() {
-		err := c.connect(cl.ctx)
+		err := c.Connect(cl.ctx)
 		if err != nil {
-			err = explainDial(cfg.addr, err)
+			err = connection.Explain(cfg.Addr, err)
 			cl.emitError("connect", err)
 			cl.mu.Lock()
 			cl.c = nil

@@ -29,14 +29,14 @@ func (cl *Client) shutdown(emitEnd bool) {
 	cl.c = nil
 	cl.mu.Unlock()
 	if c != nil {
-		c.close()
+		c.Close()
 	}
 	if emitEnd {
 		cl.emit("end")
 	}
 	cl.closeQueue()
 	if cl.ctx.Err() != nil {
-		global.unregister(cl.m)
+		cl.m.Close()
 	}
 }
 

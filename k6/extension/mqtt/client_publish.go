@@ -3,10 +3,16 @@ package mqtt
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/promises"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
 type clientPublish struct {
@@ -19,7 +25,7 @@ type clientPublish struct {
 func (cl *Client) readPublish(topic string, payload sobek.Value, options sobek.Value) (clientPublish, error) {
 	o := newOpts("Client.publish", exportValue(options))
 	p := clientPublish{topic: topic, qos: o.qos("qos", 0), retain: o.boolean("retain", false)}
-	_ = o.object("tags")
+	o.refuse("tags", "tags go in the Client constructor (counts are per client, not per message)")
 	switch v := exportValue(payload).(type) {
 	case nil:
 	case string:
@@ -31,7 +37,7 @@ func (cl *Client) readPublish(topic string, payload sobek.Value, options sobek.V
 	default:
 		o.fail("payload", "must be a string or an ArrayBuffer, got %T", v)
 	}
-	if topic == "" || containsWildcard(topic) {
+	if topic == "" || strings.ContainsAny(topic, "+#") {
 		o.fail("topic", "must be a topic name without wildcards, got %q", topic)
 	}
 	return p, o.done()
@@ -71,26 +77,28 @@ func (cl *Client) publishAsync(topic string, payload sobek.Value, options sobek.
 func (cl *Client) doPublish(p clientPublish) error {
 	c := cl.conn()
 	if c == nil {
-		cl.m.add(cPublishFailures, 1)
-		return errNotConnected
+		cl.m.Add(load.PublishFailures, 1)
+		return connection.ErrNotConnected
 	}
-	prefix := publishPrefix(p.qos, p.retain, p.topic, c.cfg.version, len(p.payload))
+	version := c.Config().Version
+	msg := &codec.Publish{Topic: []byte(p.topic), Payload: p.payload, QoS: p.qos, Retain: p.retain}
 	if p.qos == 0 {
-		err := c.send(appendPublish(nil, prefix, 0, 0, c.cfg.version, p.payload))
+		err := c.Send(codec.AppendPublishPacket(nil, version, msg))
 		cl.countPublish(err, len(p.payload))
 		return err
 	}
-	start := nowNano()
-	ctx, cancel := context.WithTimeout(cl.ctx, c.cfg.connectTimeout)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(cl.ctx, c.Config().ConnectTimeout)
 	defer cancel()
-	r, err := c.request(ctx, func(pid uint16) []byte {
-		return appendPublish(nil, prefix, p.qos, pid, c.cfg.version, p.payload)
+	r, err := c.Request(ctx, func(pid uint16) []byte {
+		msg.PacketID = pid
+		return codec.AppendPublishPacket(nil, version, msg)
 	})
-	if err == nil && r.reason >= 0x80 {
-		err = fmt.Errorf("mqtt: broker refused the publish to %q (reason 0x%02x)", p.topic, r.reason)
+	if err == nil && r.Reason >= 0x80 {
+		err = fmt.Errorf("mqtt: broker refused the publish to %q (reason 0x%02x)", p.topic, r.Reason)
 	}
 	if err == nil {
-		global.record(histPuback, 0, nowNano()-start)
+		cl.m.Record(load.PubackDuration, 0, time.Since(start).Nanoseconds())
 	}
 	cl.countPublish(err, len(p.payload))
 	return err
@@ -98,14 +106,14 @@ func (cl *Client) doPublish(p clientPublish) error {
 
 func (cl *Client) countPublish(err error, n int) {
 	if err != nil {
-		cl.m.add(cPublishFailures, 1)
+		cl.m.Add(load.PublishFailures, 1)
 		return
 	}
-	cl.m.add(cPublishes, 1)
-	cl.m.add(cBytesSent, int64(n))
+	cl.m.Add(load.Publishes, 1)
+	cl.m.Add(load.BytesSent, int64(n))
 }
 
-func (cl *Client) conn() *conn {
+func (cl *Client) conn() *connection.Conn {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	return cl.c

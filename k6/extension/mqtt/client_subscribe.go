@@ -6,6 +6,9 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/promises"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 )
 
 func topicsArg(v sobek.Value) []string {
@@ -24,18 +27,18 @@ func topicsArg(v sobek.Value) []string {
 	return nil
 }
 
-func (cl *Client) readSubscribe(topics sobek.Value, options sobek.Value) ([]subscription, error) {
+func (cl *Client) readSubscribe(topics sobek.Value, options sobek.Value) ([]codec.Subscription, error) {
 	o := newOpts("Client.subscribe", exportValue(options))
 	qos := o.qos("qos", 0)
 	noLocal := o.boolean("no_local", false)
-	_ = o.object("tags")
+	o.refuse("tags", "tags go in the Client constructor (counts are per client, not per subscription)")
 	ts := topicsArg(topics)
 	if len(ts) == 0 {
 		o.fail("topic", "must be a topic filter or a list of them")
 	}
-	subs := make([]subscription, len(ts))
+	subs := make([]codec.Subscription, len(ts))
 	for i, t := range ts {
-		subs[i] = subscription{filter: t, qos: qos, noLocal: noLocal}
+		subs[i] = codec.Subscription{Filter: t, QoS: qos, NoLocal: noLocal}
 	}
 	return subs, o.done()
 }
@@ -76,14 +79,14 @@ func (cl *Client) subscribeAsync(topics sobek.Value, options sobek.Value) *sobek
 	return p
 }
 
-func (cl *Client) doSubscribe(subs []subscription) ([]byte, error) {
+func (cl *Client) doSubscribe(subs []codec.Subscription) ([]byte, error) {
 	c := cl.conn()
 	if c == nil {
-		return nil, errNotConnected
+		return nil, connection.ErrNotConnected
 	}
-	ctx, cancel := context.WithTimeout(cl.ctx, c.cfg.connectTimeout)
+	ctx, cancel := context.WithTimeout(cl.ctx, c.Config().ConnectTimeout)
 	defer cancel()
-	return c.subscribe(ctx, subs)
+	return c.Subscribe(ctx, subs)
 }
 
 // unsubscribe(topic|topics): errors go to 'error'.
@@ -112,9 +115,9 @@ func (cl *Client) unsubscribeAsync(topics sobek.Value) *sobek.Promise {
 func (cl *Client) doUnsubscribe(ts []string) error {
 	c := cl.conn()
 	if c == nil {
-		return errNotConnected
+		return connection.ErrNotConnected
 	}
-	ctx, cancel := context.WithTimeout(cl.ctx, c.cfg.connectTimeout)
+	ctx, cancel := context.WithTimeout(cl.ctx, c.Config().ConnectTimeout)
 	defer cancel()
-	return c.unsubscribe(ctx, ts)
+	return c.Unsubscribe(ctx, ts)
 }

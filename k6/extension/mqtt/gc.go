@@ -3,7 +3,6 @@ package mqtt
 import (
 	"os"
 	"runtime/debug"
-	"sync"
 )
 
 // generatorGCPercent is the Go GC target this extension sets for the k6
@@ -17,12 +16,8 @@ import (
 // about a millisecond. GOGC in the environment always wins.
 const generatorGCPercent = 25
 
-var tuneGC sync.Once
-
-func tuneGCOnce() {
-	tuneGC.Do(func() {
-		if _, set := os.LookupEnv("GOGC"); !set {
-			debug.SetGCPercent(generatorGCPercent)
-		}
-	})
+func setGCTarget() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(generatorGCPercent)
+	}
 }

@@ -1,5 +1,7 @@
-// Package mqtt is the k6/x/mqtt module: an MQTT 3.1.1/5.0 load generator
-// built for benchmarking brokers.
+// Package mqtt is the k6/x/mqtt JavaScript module: it reads the script's
+// options, registers the metrics and turns the load package's groups and
+// the connection package's connections into JS objects and promises. Its
+// API is described in index.d.ts.
 package mqtt
 
 import (
@@ -9,17 +11,26 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/modules"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
-// Version of this extension, shown by `k6 version` and in results.
-const Version = "v0.1.0"
+// Version of this extension, shown in results.
+const Version = "v0.2.0"
 
 type (
-	// RootModule is the global module instance.
-	RootModule struct{}
+	// RootModule is the module of one k6 test: it owns everything the
+	// test's VUs share (the load run, the notes).
+	RootModule struct {
+		run    *load.Run
+		notes  *noteStore
+		tuneGC sync.Once
+	}
 	// ModuleInstance is the per-VU module instance.
 	ModuleInstance struct {
-		vu modules.VU
+		vu   modules.VU
+		root *RootModule
 	}
 )
 
@@ -28,59 +39,62 @@ var (
 	_ modules.Instance = &ModuleInstance{}
 )
 
-// New returns the root module.
-func New() *RootModule { return &RootModule{} }
+// New returns the root module of a test.
+func New() *RootModule {
+	return &RootModule{run: load.NewRun(), notes: &noteStore{m: map[string]any{}}}
+}
 
 // NewModuleInstance registers the metrics (init context) and returns the VU's instance.
-func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
-	tuneGCOnce()
+func (r *RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
+	r.tuneGC.Do(setGCTarget)
 	if env := vu.InitEnv(); env != nil {
 		m, err := registerMetrics(env.Registry)
 		if err != nil {
 			common.Throw(vu.Runtime(), err)
 		}
-		global.setMetrics(m)
+		r.run.SetMetrics(m)
 	}
-	return &ModuleInstance{vu: vu}
+	return &ModuleInstance{vu: vu, root: r}
 }
 
 // Exports the JS API (see index.d.ts).
 func (mi *ModuleInstance) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
 		"Client":          mi.newClient,
-		"PublisherGroup":  constructor(mi, newPublisherGroup),
-		"SubscriberGroup": constructor(mi, newSubscriberGroup),
-		"stats":           stats,
-		"timeline":        global.timeline,
+		"PublisherGroup":  mi.newPublisherGroup,
+		"SubscriberGroup": mi.newSubscriberGroup,
+		"stats":           mi.stats,
+		"timeline":        mi.root.run.Timeline,
 		"host":            host,
-		"note":            notes.set,
-		"notes":           notes.all,
+		"note":            mi.root.notes.set,
+		"notes":           mi.root.notes.all,
+		"parseUrl":        parseURL,
 		"version":         Version,
 	}}
 }
 
-// stats returns the process-wide totals: latency summaries (ms) from the HDR
+// stats returns the test's totals: latency summaries (ms) from the HDR
 // histograms and every counter. Meant for handleSummary.
-func stats() map[string]any {
-	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": global.counters(),
+func (mi *ModuleInstance) stats() map[string]any {
+	run := mi.root.run
+	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": run.Counters(),
 		"process": processUsage()}
-	for name, s := range global.totals() {
+	for name, s := range run.Totals() {
 		out[name] = s
 	}
 	return out
 }
 
-// constructor makes a JS class from a Go factory: `new X(options)`, where
-// invalid options throw before anything connects.
-func constructor[T any](mi *ModuleInstance, make func(modules.VU, any) (T, error)) func(sobek.ConstructorCall) *sobek.Object {
-	return func(call sobek.ConstructorCall) *sobek.Object {
-		rt := mi.vu.Runtime()
-		v, err := make(mi.vu, exportArg(call.Arguments, 0))
-		if err != nil {
-			common.Throw(rt, err)
-		}
-		return rt.ToValue(v).ToObject(rt)
+// parseURL validates a broker URL for the scenarios' environment checks
+// (MQTT_URL), with the same rules as the url option: it returns the
+// address to dial, or {error} naming what is wrong (the caller collects
+// every problem before it throws).
+func parseURL(raw string) map[string]any {
+	b, err := connection.ParseURL(raw)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
 	}
+	return map[string]any{"addr": b.Addr, "host": b.Host, "secure": b.Secure}
 }
 
 func exportValue(v sobek.Value) any {
@@ -95,32 +109,6 @@ func exportArg(args []sobek.Value, i int) any {
 		return nil
 	}
 	return exportValue(args[i])
-}
-
-// notes is a process-wide key/value store: what a VU learns during the run
-// (step boundaries, connect results) reaches handleSummary, which runs in
-// another JS runtime.
-var notes = &noteStore{m: map[string]any{}}
-
-type noteStore struct {
-	mu sync.Mutex
-	m  map[string]any
-}
-
-func (n *noteStore) set(key string, v sobek.Value) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.m[key] = exportValue(v)
-}
-
-func (n *noteStore) all() map[string]any {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make(map[string]any, len(n.m))
-	for k, v := range n.m {
-		out[k] = v
-	}
-	return out
 }
 
 // k6Version reads the k6 module version linked into this binary.

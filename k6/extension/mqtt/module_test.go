@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/modulestest"
@@ -16,16 +18,24 @@ import (
 type testVU struct {
 	rt      *modulestest.Runtime
 	samples chan metrics.SampleContainer
+
+	mu   sync.Mutex
+	tags map[string]map[string]string // metric name → tags of a sample seen
 }
 
 func newTestVU(t *testing.T) *testVU {
 	t.Helper()
-	global = newHub()
 	rt := modulestest.NewRuntime(t)
 	inst := New().NewModuleInstance(rt.VU)
 	samples := make(chan metrics.SampleContainer, 10000)
+	v := &testVU{rt: rt, samples: samples, tags: map[string]map[string]string{}}
 	go func() {
-		for range samples { // a k6 output would consume these
+		for c := range samples { // as a k6 output would
+			for _, s := range c.GetSamples() {
+				v.mu.Lock()
+				v.tags[s.Metric.Name] = s.Tags.Map()
+				v.mu.Unlock()
+			}
 		}
 	}()
 	t.Cleanup(func() { close(samples) })
@@ -42,10 +52,22 @@ func newTestVU(t *testing.T) *testVU {
 			t.Fatal(err)
 		}
 	}
-	if err := rt.VU.RuntimeField.Set("stats", stats); err != nil {
-		t.Fatal(err)
+	return v
+}
+
+// sampleTags are the tags of the last sample of metric pushed, waiting a
+// little for the sample channel to be read.
+func (v *testVU) sampleTags(metric string) map[string]string {
+	for range 100 {
+		v.mu.Lock()
+		tags, ok := v.tags[metric]
+		v.mu.Unlock()
+		if ok {
+			return tags
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return &testVU{rt: rt, samples: samples}
+	return nil
 }
 
 type dialerFunc func(ctx context.Context, network, addr string) (net.Conn, error)

@@ -1,0 +1,117 @@
+package connection
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// ErrNotConnected: a write or request while the connection is down.
+var ErrNotConnected = errors.New("mqtt: not connected")
+
+// wire is where a connection writes: a net.Conn, or a socket the poller owns.
+type wire interface {
+	Write(b []byte) (int, error)
+	Close() error
+	SetWriteDeadline(t time.Time) error
+}
+
+// Conn is one MQTT connection: one reader, a write buffer that callers fill
+// and flush (so many packets go out in one syscall), and reconnection with
+// backoff when the broker drops it.
+type Conn struct {
+	cfg *Config
+	id  string
+	idx int // index in its group: spreads histogram shards
+	h   Handler
+	rec Recorder
+
+	mu      sync.Mutex
+	nc      wire
+	wbuf    []byte
+	closed  bool
+	waiters map[uint16]chan AckResult
+	nextPID uint16
+	inQoS2  map[uint16]struct{}  // inbound QoS 2 ids awaiting PUBREL
+	subs    []codec.Subscription // re-subscribed after a reconnect
+	quit    chan struct{}        // closed by Close(): stops reconnecting
+	bg      sync.WaitGroup       // the reader (and its reconnect loop)
+
+	recvMax   atomic.Uint32 // broker's receive maximum
+	keepAlive atomic.Uint32 // effective keep-alive (the broker may override it)
+	lastWrite atomic.Int64
+	up        atomic.Bool
+}
+
+// New makes a connection; nothing is dialled before Connect.
+func New(cfg *Config, id string, idx int, h Handler, rec Recorder) *Conn {
+	return &Conn{cfg: cfg, id: id, idx: idx, h: h, rec: rec, quit: make(chan struct{})}
+}
+
+// ID is the client identifier (the broker's, if it assigned one).
+func (c *Conn) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
+
+// Index is the connection's index in its group.
+func (c *Conn) Index() int { return c.idx }
+
+// Config is the configuration the connection was made with.
+func (c *Conn) Config() *Config { return c.cfg }
+
+// Up tells whether the connection is open now.
+func (c *Conn) Up() bool { return c.up.Load() }
+
+// ReceiveMax is the broker's receive maximum (65535 when it sent none).
+func (c *Conn) ReceiveMax() int { return int(c.recvMax.Load()) }
+
+// Connect dials and completes the CONNECT/CONNACK handshake, then starts
+// the reader. It counts success or failure and times the handshake.
+func (c *Conn) Connect(ctx context.Context) error {
+	start := time.Now()
+	nc, br, err := c.handshake(ctx)
+	if err != nil {
+		c.rec.Count(ConnectFailed, 1)
+		return err
+	}
+	c.rec.Time(ConnectTime, c.idx, time.Since(start).Nanoseconds())
+	c.rec.Count(Connected, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = nc.Close()
+		return errors.New("mqtt: connection closed while connecting")
+	}
+	c.attach(nc, br)
+	c.mu.Unlock()
+	c.h.OnConnect(c, false)
+	return nil
+}
+
+// attach installs a fresh network connection and starts its reader (the
+// poller when it can take the socket); c.mu is held.
+func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
+	c.up.Store(true)
+	c.rec.Open(1)
+	c.lastWrite.Store(nowNano())
+	if c.cfg.Pinger != nil {
+		c.cfg.Pinger.add(c)
+	}
+	c.bg.Add(1)
+	if c.cfg.Poller != nil { // it takes plain TCP only: TLS keeps a reader goroutine
+		if rc, err := c.cfg.Poller.adopt(c, nc, br); err == nil {
+			c.nc = rc
+			return
+		}
+	}
+	c.nc = nc
+	go c.readLoop(nc, br)
+}

@@ -1,0 +1,103 @@
+// Package connection owns one MQTT connection's life: dial, TLS, the
+// CONNECT handshake, reading (a goroutine per connection, or a subscriber
+// group's epoll poller), batched writes, keep-alive and reconnection with
+// backoff. It knows packets only through codec and reports what happens
+// through two interfaces its owner implements: Handler (packets and
+// connection events) and Recorder (counts and timings).
+package connection
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// Config is what every connection of a group (or a client) shares.
+type Config struct {
+	Addr           string // host:port
+	TLS            *tls.Config
+	Version        byte // codec.V311 or codec.V5
+	KeepAlive      uint16
+	CleanStart     bool
+	SessionExpiry  uint32
+	Username       string
+	Password       string
+	HasUser        bool
+	HasPass        bool
+	Will           *codec.Will
+	ConnectTimeout time.Duration
+	ReadBuffer     int
+	Reconnect      bool
+	BackoffMin     time.Duration
+	BackoffMax     time.Duration
+	ReceiveMax     uint16 // what we announce (MQTT 5); 0 = not sent
+	Dial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Poller reads the plain-TCP connections; nil: a goroutine per connection.
+	Poller *Poller
+	// Pinger sends keep-alive pings for every connection of this config.
+	Pinger *Pinger
+}
+
+// Handler is the owner of a connection: a group or a low-level client. Its
+// methods run on the connection's reader (goroutine or poller): they must
+// not block.
+type Handler interface {
+	// OnPublish gets each message; p is valid only during the call.
+	// recvNs is the kernel's receive time (Unix ns), or 0 if not known.
+	OnPublish(c *Conn, p *codec.Publish, recvNs int64)
+	// OnAck gets a PUBACK, or a PUBCOMP after PUBREC/PUBREL, or a PUBREC
+	// that refused the message, when no Request waits for it.
+	OnAck(c *Conn, a codec.Ack)
+	OnConnect(c *Conn, reconnect bool)
+	OnConnectionLost(c *Conn, err error)
+}
+
+// Event is something a Recorder counts.
+type Event int
+
+// Events a connection reports.
+const (
+	Connected Event = iota
+	ConnectFailed
+	Reconnected
+	Disconnected
+	SubscribeFailed
+	ErrorSeen
+	// SharedRead: a message the poller read together with a later message
+	// of the same connection, so timed at that one's receive time.
+	SharedRead
+)
+
+// Timing is a duration a Recorder keeps.
+type Timing int
+
+// Timings a connection reports.
+const (
+	ConnectTime Timing = iota // dial + TLS + CONNECT → CONNACK
+	SubackTime                // SUBSCRIBE → SUBACK
+)
+
+// Recorder counts and times what connections do. shard is any small number
+// that differs between concurrent callers (the connection's index).
+type Recorder interface {
+	Count(e Event, n int64)
+	Time(t Timing, shard int, ns int64)
+	// Open adds delta to the number of open connections.
+	Open(delta int64)
+}
+
+// NewConfig is a Config with the defaults the options document, its own
+// Pinger and no poller.
+func NewConfig() *Config {
+	return &Config{
+		Addr: "127.0.0.1:1883", Version: codec.V311, KeepAlive: 60, CleanStart: true,
+		ConnectTimeout: 10 * time.Second, ReadBuffer: 4096, Reconnect: true,
+		BackoffMin: 100 * time.Millisecond, BackoffMax: 10 * time.Second,
+		Dial: (&net.Dialer{}).DialContext, Pinger: NewPinger(),
+	}
+}
+
+func nowNano() int64 { return time.Now().UnixNano() }

@@ -1,0 +1,128 @@
+package connection
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// handshake dials, runs TLS when configured, and exchanges CONNECT and
+// CONNACK within the connect timeout.
+func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
+	defer cancel()
+	nc, err := c.cfg.Dial(ctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mqtt: dial %s: %w", c.cfg.Addr, err)
+	}
+	if c.cfg.TLS != nil {
+		tc := tls.Client(nc, c.cfg.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, nil, fmt.Errorf("mqtt: TLS handshake with %s: %w", c.cfg.Addr, err)
+		}
+		nc = tc
+	}
+	deadline, _ := ctx.Deadline()
+	_ = nc.SetDeadline(deadline)
+	ack, br, err := c.exchange(nc)
+	if err != nil {
+		_ = nc.Close()
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("mqtt: broker %s closed the connection during CONNECT (wrong protocol version or refused client?)", c.cfg.Addr)
+		}
+		return nil, nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	rm := uint32(ack.ReceiveMax)
+	if rm == 0 {
+		rm = 65535
+	}
+	c.recvMax.Store(rm)
+	ka := uint32(c.cfg.KeepAlive)
+	if ack.KeepAlive >= 0 {
+		ka = uint32(ack.KeepAlive)
+	}
+	c.keepAlive.Store(ka)
+	if ack.AssignedID != "" {
+		c.mu.Lock()
+		c.id = ack.AssignedID
+		c.mu.Unlock()
+	}
+	return nc, br, nil
+}
+
+// exchange sends CONNECT and reads the CONNACK.
+func (c *Conn) exchange(nc net.Conn) (codec.Connack, *bufio.Reader, error) {
+	cfg := c.cfg
+	p := codec.Connect{
+		Version: cfg.Version, ClientID: c.ID(), KeepAlive: cfg.KeepAlive, CleanStart: cfg.CleanStart,
+		Username: cfg.Username, Password: cfg.Password, HasUser: cfg.HasUser, HasPass: cfg.HasPass,
+		SessionExpiry: cfg.SessionExpiry, ReceiveMax: cfg.ReceiveMax, Will: cfg.Will,
+	}
+	if _, err := nc.Write(codec.AppendConnect(nil, &p)); err != nil {
+		return codec.Connack{}, nil, fmt.Errorf("mqtt: send CONNECT: %w", err)
+	}
+	br := bufio.NewReaderSize(nc, cfg.ReadBuffer)
+	first, body, n, err := readPacket(br, nil)
+	if err != nil {
+		return codec.Connack{}, nil, err
+	}
+	if first>>4 != codec.CONNACK {
+		return codec.Connack{}, nil, fmt.Errorf("mqtt: expected CONNACK, got packet type %d", first>>4)
+	}
+	ack, err := codec.DecodeConnack(cfg.Version, body)
+	_, _ = br.Discard(n)
+	if err == nil {
+		err = ack.Err()
+	}
+	return ack, br, err
+}
+
+// readPacket reads one packet. Its body aliases the reader's buffer when it
+// fits (no copy); the caller discards n bytes after using it.
+func readPacket(br *bufio.Reader, scratch *[]byte) (first byte, body []byte, n int, err error) {
+	first, err = br.ReadByte()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	var lenBytes [4]byte
+	rem := 0
+	for i := 0; ; i++ {
+		if i == 4 {
+			return 0, nil, 0, codec.ErrVarint
+		}
+		if lenBytes[i], err = br.ReadByte(); err != nil {
+			return 0, nil, 0, err
+		}
+		if lenBytes[i]&0x80 == 0 {
+			rem, _, err = codec.ReadVarint(lenBytes[:i+1])
+			break
+		}
+	}
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if rem <= br.Size() {
+		body, err = br.Peek(rem)
+		return first, body, rem, err
+	}
+	var buf []byte
+	if scratch != nil {
+		if cap(*scratch) < rem {
+			*scratch = make([]byte, rem)
+		}
+		buf = (*scratch)[:rem]
+	} else {
+		buf = make([]byte, rem)
+	}
+	_, err = io.ReadFull(br, buf)
+	return first, buf, 0, err
+}

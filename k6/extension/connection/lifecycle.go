@@ -1,0 +1,114 @@
+package connection
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// lost runs when the reader stops: closed by us, or dropped by the broker.
+func (c *Conn) lost(nc wire, err error) {
+	c.mu.Lock()
+	if c.nc == nc {
+		c.nc = nil
+		c.up.Store(false)
+		c.rec.Open(-1)
+		if c.cfg.Pinger != nil {
+			c.cfg.Pinger.remove(c)
+		}
+	}
+	closed := c.closed
+	for pid, ch := range c.waiters {
+		delete(c.waiters, pid)
+		close(ch)
+	}
+	c.mu.Unlock()
+	_ = nc.Close()
+	if closed {
+		return
+	}
+	c.rec.Count(Disconnected, 1)
+	c.h.OnConnectionLost(c, err)
+	if c.cfg.Reconnect {
+		c.reconnectLoop()
+	}
+}
+
+// reconnectLoop redials with exponential backoff and jitter until it works
+// or the connection is closed; subscriptions are restored.
+func (c *Conn) reconnectLoop() {
+	backoff := c.cfg.BackoffMin
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-time.After(backoff/2 + rand.N(backoff/2+1)):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
+		nc, br, err := c.handshake(ctx)
+		cancel()
+		if err != nil {
+			c.rec.Count(ConnectFailed, 1)
+			backoff = min(backoff*2, c.cfg.BackoffMax)
+			continue
+		}
+		c.rec.Count(Reconnected, 1)
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			_ = nc.Close()
+			return
+		}
+		c.attach(nc, br)
+		subs := append([]codec.Subscription(nil), c.subs...)
+		c.subs = c.subs[:0]
+		c.mu.Unlock()
+		if len(subs) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
+			_, err := c.Subscribe(ctx, subs)
+			cancel()
+			if err != nil {
+				c.rec.Count(ErrorSeen, 1)
+			}
+		}
+		c.h.OnConnect(c, true)
+		return
+	}
+}
+
+// Drop closes the socket as if the broker had: the connection reconnects
+// (when configured to) with backoff.
+func (c *Conn) Drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nc != nil {
+		_ = c.nc.Close()
+	}
+}
+
+// Close sends DISCONNECT, closes the socket and waits (at most 5 s) for the
+// reader to end. Only the first call does anything.
+func (c *Conn) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	close(c.quit)
+	if nc := c.nc; nc != nil {
+		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.wbuf = codec.AppendDisconnect(c.wbuf, 0)
+		_ = c.flushLocked()
+		_ = nc.Close()
+	}
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() { c.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}

@@ -1,0 +1,259 @@
+package connection
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.k6.io/k6/lib/netext"
+	"golang.org/x/sys/unix"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// A Poller reads the plain-TCP connections of one subscriber group from one
+// goroutine, with its own level-triggered epoll set, instead of a reader
+// goroutine per connection.
+//
+// Why: on loopback most of a generator's CPU is the kernel path of each
+// received message, and the biggest part of it that a generator controls is
+// waking up once per message (epoll, futex, context switch, a read that
+// returns EAGAIN). The poller wakes on the first message after a quiet spell,
+// then polls every interval while traffic lasts, so one wake-up serves every
+// socket that became readable meanwhile.
+//
+// Latency is not blurred by the interval: each read carries the kernel's
+// receive time of its newest segment (SO_TIMESTAMPNS), which is what a
+// message is timed against. Only a message that shares a read with a later
+// one on the same connection is timed as arriving with that later one: an
+// overstatement bounded by the time between two looks (the interval, plus
+// the look itself), and only for connections receiving more than one
+// message in that time.
+type Poller struct {
+	interval time.Duration
+
+	mu      sync.Mutex
+	epfd    int
+	evfd    int // eventfd: wakes the loop for new leftovers and for stop
+	conns   map[int32]*rawConn
+	fresh   []*rawConn // adopted with bytes already read during the handshake
+	running bool
+	stopped bool
+	done    chan struct{}
+
+	pub     codec.Publish // the loop's: one per read would escape to the heap (the handler is an interface)
+	adopted atomic.Int64  // sockets taken over so far
+}
+
+// NewPoller makes a poller that looks at its sockets every interval while
+// traffic lasts. Its goroutine starts with the first socket.
+func NewPoller(interval time.Duration) *Poller {
+	return &Poller{interval: interval, epfd: -1, evfd: -1, conns: map[int32]*rawConn{}}
+}
+
+// rawConn is a connection's socket once the poller owns it. Writes go
+// straight to the non-blocking socket; the poller alone reads and closes it.
+type rawConn struct {
+	fd      int
+	c       *Conn
+	p       *Poller
+	partial []byte // an incomplete packet carried to the next read
+
+	mu        sync.Mutex // fd lifetime against writes
+	closing   bool       // shutdown(2) done: the poller will see EOF
+	released  bool       // fd closed by the poller
+	wdeadline time.Time
+
+	bytesRead, bytesWritten *int64 // k6's data_received / data_sent, when the dialer counts
+}
+
+var errPollerStopped = errors.New("mqtt: poller stopped")
+
+// Adopted is how many sockets the poller has taken over so far (0 for a
+// nil poller: goroutine readers).
+func (p *Poller) Adopted() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.adopted.Load()
+}
+
+// adopt takes over a connected socket: it duplicates the descriptor, closes
+// the net.Conn (which leaves Go's netpoller) and registers the copy. Bytes
+// the handshake already buffered are parsed first. c.mu is held.
+func (p *Poller) adopt(c *Conn, nc net.Conn, br *bufio.Reader) (*rawConn, error) {
+	inner := nc
+	var counted *netext.Conn
+	if w, ok := nc.(*netext.Conn); ok {
+		counted, inner = w, w.Conn
+	}
+	tc, ok := inner.(*net.TCPConn)
+	if !ok {
+		return nil, fmt.Errorf("mqtt: poller needs a TCP connection, got %T", inner)
+	}
+	sc, err := tc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	cerr := sc.Control(func(s uintptr) { fd, err = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) })
+	if cerr != nil || err != nil {
+		return nil, errors.Join(cerr, err)
+	}
+	rc := &rawConn{fd: fd, c: c, p: p}
+	if counted != nil {
+		rc.bytesRead, rc.bytesWritten = counted.BytesRead, counted.BytesWritten
+	}
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		rc.partial = append([]byte(nil), b...)
+	}
+	_ = syscall.SetNonblock(fd, true)
+	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	if err := p.register(rc); err != nil {
+		_ = syscall.Close(fd)
+		return nil, err
+	}
+	_ = nc.Close() // the duplicate keeps the socket open
+	p.adopted.Add(1)
+	return rc, nil
+}
+
+func (p *Poller) register(rc *rawConn) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return errPollerStopped
+	}
+	if p.epfd < 0 {
+		ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("mqtt: epoll: %w", err)
+		}
+		ev, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+		if err != nil {
+			_ = syscall.Close(ep)
+			return fmt.Errorf("mqtt: eventfd: %w", err)
+		}
+		if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, ev, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(ev)}); err != nil {
+			_ = syscall.Close(ep)
+			_ = syscall.Close(ev)
+			return fmt.Errorf("mqtt: epoll: %w", err)
+		}
+		p.epfd, p.evfd = ep, ev
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(rc.fd)}
+	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, rc.fd, &ev); err != nil {
+		return fmt.Errorf("mqtt: epoll: %w", err)
+	}
+	p.conns[int32(rc.fd)] = rc
+	if len(rc.partial) > 0 {
+		p.fresh = append(p.fresh, rc)
+		p.wakeLocked()
+	}
+	if !p.running {
+		p.running = true
+		p.done = make(chan struct{})
+		go p.loop(p.epfd, p.evfd, p.done)
+	}
+	return nil
+}
+
+func (p *Poller) wakeLocked() {
+	one := [8]byte{1}
+	_, _ = syscall.Write(p.evfd, one[:])
+}
+
+// Stop ends the loop once every connection is closed (the group's shutdown).
+func (p *Poller) Stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.stopped = true
+	done := p.done
+	if p.running {
+		p.wakeLocked()
+	}
+	p.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+func (p *Poller) loop(epfd, evfd int, done chan struct{}) {
+	defer close(done)
+	evs := make([]syscall.EpollEvent, 512)
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, syscall.CmsgSpace(16)*2)
+	ready := make([]*rawConn, 0, 512)
+	var fresh []*rawConn
+	busy, stopping := false, false
+	var giveUp time.Time
+	for {
+		timeout := 0 // busy: just look, the interval was slept already
+		if !busy {
+			timeout = -1 // quiet: sleep until the first socket is readable
+			if stopping {
+				timeout = 100
+			}
+		}
+		n, err := syscall.EpollWait(epfd, evs, timeout)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			panic(fmt.Sprintf("mqtt: epoll_wait: %v", err)) // a bug: the set is ours
+		}
+		ready, fresh = ready[:0], fresh[:0]
+		p.mu.Lock()
+		for _, e := range evs[:max(n, 0)] {
+			if int(e.Fd) == evfd {
+				var b [8]byte
+				_, _ = syscall.Read(evfd, b[:])
+				continue
+			}
+			if rc := p.conns[e.Fd]; rc != nil {
+				ready = append(ready, rc)
+			}
+		}
+		fresh = append(fresh, p.fresh...)
+		p.fresh = p.fresh[:0]
+		if p.stopped && !stopping {
+			stopping, giveUp = true, time.Now().Add(5*time.Second)
+		}
+		if stopping && (len(p.conns) == 0 || time.Now().After(giveUp)) {
+			// Every socket has ended (or, after 5 s, is ended here: a
+			// group's close must not hang on one that never reports).
+			left := make([]*rawConn, 0, len(p.conns))
+			for _, rc := range p.conns {
+				left = append(left, rc)
+			}
+			p.mu.Unlock()
+			for _, rc := range left {
+				p.detach(rc, net.ErrClosed)
+			}
+			p.mu.Lock()
+			p.running = false
+			p.epfd, p.evfd = -1, -1
+			p.mu.Unlock()
+			_ = syscall.Close(epfd)
+			_ = syscall.Close(evfd)
+			return
+		}
+		p.mu.Unlock()
+		for _, rc := range fresh {
+			buf = p.read(rc, buf, nil)
+		}
+		for _, rc := range ready {
+			buf = p.read(rc, buf, oob)
+		}
+		busy = len(ready) > 0
+		if busy {
+			time.Sleep(p.interval)
+		}
+	}
+}
+

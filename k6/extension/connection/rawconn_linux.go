@@ -1,0 +1,187 @@
+package connection
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// read takes what one socket has (or, with oob nil, only the bytes left from
+// the handshake), dispatches every whole packet and keeps the tail. It
+// returns the shared buffer, grown if a packet needed more room.
+func (p *Poller) read(rc *rawConn, buf, oob []byte) []byte {
+	if rc.fd < 0 {
+		return buf
+	}
+	k := len(rc.partial)
+	if k > 0 {
+		if need := codec.PacketSize(rc.partial); need > len(buf) {
+			buf = make([]byte, max(need, 2*len(buf)))
+		}
+		copy(buf, rc.partial)
+		rc.partial = rc.partial[:0]
+	}
+	recvNs := int64(0)
+	if oob != nil {
+		n, oobn, _, _, err := syscall.Recvmsg(rc.fd, buf[k:], oob, 0)
+		switch {
+		case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR):
+			rc.partial = append(rc.partial, buf[:k]...)
+			return buf
+		case err != nil:
+			p.detach(rc, err)
+			return buf
+		case n == 0:
+			p.detach(rc, errEOF)
+			return buf
+		}
+		k += n
+		recvNs = rxTime(oob[:oobn])
+		if rc.bytesRead != nil {
+			atomic.AddInt64(rc.bytesRead, int64(n))
+		}
+	}
+	if recvNs == 0 {
+		recvNs = nowNano()
+	}
+	c := rc.c
+	data := buf[:k]
+	pub := &p.pub
+	publishes := int64(0)
+	for len(data) > 0 {
+		first, body, size, err := codec.Split(data)
+		if err != nil {
+			p.detach(rc, err)
+			return buf
+		}
+		if size == 0 {
+			break // incomplete
+		}
+		if first>>4 == codec.PUBLISH {
+			publishes++
+		}
+		if err := c.dispatch(first, body, pub, recvNs); err != nil {
+			p.detach(rc, err)
+			return buf
+		}
+		data = data[size:]
+	}
+	if publishes > 1 && oob != nil {
+		c.rec.Count(SharedRead, publishes-1)
+	}
+	if len(data) > 0 {
+		rc.partial = append(rc.partial, data...)
+	} else if cap(rc.partial) > 4<<10 {
+		rc.partial = nil // do not keep a large packet's room per connection
+	}
+	_ = c.Flush() // acks queued by dispatch
+	return buf
+}
+
+var errEOF = errors.New("mqtt: connection closed by the broker")
+
+// detach leaves the epoll set, closes the socket and reports the loss on a
+// new goroutine (it may reconnect, with backoff: not on the poller).
+func (p *Poller) detach(rc *rawConn, err error) {
+	p.mu.Lock()
+	delete(p.conns, int32(rc.fd))
+	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, rc.fd, nil)
+	p.mu.Unlock()
+	rc.mu.Lock()
+	rc.released = true
+	_ = syscall.Close(rc.fd)
+	rc.fd = -1
+	closing := rc.closing
+	rc.mu.Unlock()
+	if closing && errors.Is(err, errEOF) {
+		err = net.ErrClosed
+	}
+	go func() {
+		defer rc.c.bg.Done()
+		rc.c.lost(rc, err)
+	}()
+}
+
+// rxTime is the kernel's receive time (Unix ns) from an SCM_TIMESTAMPNS
+// control message, or 0. (syscall.ParseSocketControlMessage would allocate
+// on every read.)
+func rxTime(oob []byte) int64 {
+	for len(oob) >= syscall.SizeofCmsghdr {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if h.Len < syscall.SizeofCmsghdr || int(h.Len) > len(oob) {
+			return 0
+		}
+		data := oob[syscall.CmsgLen(0):h.Len]
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && len(data) >= 16 {
+			return (*syscall.Timespec)(unsafe.Pointer(&data[0])).Nano()
+		}
+		oob = oob[min(syscall.CmsgSpace(int(h.Len)-syscall.CmsgLen(0)), len(oob)):]
+	}
+	return 0
+}
+
+// Write sends b on the non-blocking socket, waiting for room when the
+// broker reads slowly (until the write deadline, if one is set). The lock
+// guards the descriptor against the poller closing it; it is not held while
+// waiting, so Close can always proceed.
+func (rc *rawConn) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		rc.mu.Lock()
+		if rc.released || rc.closing {
+			rc.mu.Unlock()
+			return done, net.ErrClosed
+		}
+		fd, deadline := rc.fd, rc.wdeadline
+		n, err := syscall.Write(fd, b[done:])
+		rc.mu.Unlock()
+		if n > 0 {
+			done += n
+			if rc.bytesWritten != nil {
+				atomic.AddInt64(rc.bytesWritten, int64(n))
+			}
+		}
+		switch {
+		case err == nil || errors.Is(err, syscall.EINTR):
+		case errors.Is(err, syscall.EAGAIN):
+			wait := time.Second
+			if !deadline.IsZero() {
+				if wait = min(time.Until(deadline), wait); wait <= 0 {
+					return done, fmt.Errorf("mqtt: write: %w", syscall.ETIMEDOUT)
+				}
+			}
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			_, _ = unix.Poll(fds, int(wait/time.Millisecond)+1)
+		default:
+			return done, fmt.Errorf("mqtt: write: %w", err)
+		}
+	}
+	return done, nil
+}
+
+// Close shuts the socket down; the poller then sees the end, closes the
+// descriptor and reports the loss (which is how the reader ends).
+func (rc *rawConn) Close() error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.closing || rc.released {
+		return nil
+	}
+	rc.closing = true
+	return syscall.Shutdown(rc.fd, syscall.SHUT_RDWR)
+}
+
+func (rc *rawConn) SetWriteDeadline(t time.Time) error {
+	rc.mu.Lock()
+	rc.wdeadline = t
+	rc.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,75 @@
+package connection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Broker is a parsed broker URL.
+type Broker struct {
+	Addr   string // host:port to dial
+	Host   string // for TLS server name verification
+	Secure bool   // mqtts://, ssl:// or tls://
+}
+
+// ParseURL reads mqtt://, tcp://, mqtts://, ssl://, tls:// URLs (or a bare
+// host:port). It is the one place broker URLs are validated: the scenarios'
+// environment checks call it through the module's parseUrl.
+func ParseURL(raw string) (Broker, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "mqtt://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Broker{}, fmt.Errorf("malformed broker URL %q: %v", raw, err)
+	}
+	var b Broker
+	port := "1883"
+	switch u.Scheme {
+	case "mqtt", "tcp":
+	case "mqtts", "ssl", "tls":
+		b.Secure, port = true, "8883"
+	case "ws", "wss":
+		return Broker{}, fmt.Errorf("broker URL %q: MQTT over WebSocket is not supported; use mqtt:// or mqtts://", raw)
+	default:
+		return Broker{}, fmt.Errorf("broker URL %q: unknown scheme %q (use mqtt://, tcp://, mqtts://, ssl:// or tls://)", raw, u.Scheme)
+	}
+	if u.User != nil {
+		return Broker{}, fmt.Errorf("broker URL %q: credentials do not belong in the URL (they would show in logs and results); use the username and password options", raw)
+	}
+	b.Host = u.Hostname()
+	if b.Host == "" {
+		return Broker{}, fmt.Errorf("malformed broker URL %q: no host", raw)
+	}
+	if p := u.Port(); p != "" {
+		n, perr := strconv.Atoi(p)
+		if perr != nil || n < 1 || n > 65535 {
+			return Broker{}, fmt.Errorf("malformed broker URL %q: bad port", raw)
+		}
+		port = p
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return Broker{}, fmt.Errorf("malformed broker URL %q: unexpected path, query or fragment", raw)
+	}
+	b.Addr = net.JoinHostPort(b.Host, port)
+	return b, nil
+}
+
+// Explain adds the fix to the connection errors people meet first.
+func Explain(addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w (nothing listens on %s: start the broker, or set the url option / MQTT_URL)", err, addr)
+	case errors.Is(err, syscall.EMFILE):
+		return fmt.Errorf("%w (too many open files: raise `ulimit -n`, or split the load over several k6 processes)", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w (no answer from %s within connect_timeout)", err, addr)
+	}
+	return err
+}

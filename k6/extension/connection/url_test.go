@@ -1,0 +1,37 @@
+package connection
+
+import (
+	"strings"
+	"testing"
+)
+
+// Broker URLs: every scheme the docs name, the default ports, and a clear
+// refusal for what cannot work (WebSocket, credentials, paths).
+func TestParseURLAcceptsBrokerURLsAndNamesWhatIsWrong(t *testing.T) {
+	for _, c := range []struct {
+		raw, addr string
+		secure    bool
+		err       string
+	}{
+		{"mqtt://127.0.0.1:1883", "127.0.0.1:1883", false, ""},
+		{"tcp://broker", "broker:1883", false, ""},
+		{"mqtts://broker", "broker:8883", true, ""},
+		{"ssl://broker:9883", "broker:9883", true, ""},
+		{"tls://[::1]:8883/", "[::1]:8883", true, ""},
+		{"127.0.0.1:1884", "127.0.0.1:1884", false, ""},
+		{"ws://broker:8083", "", false, "WebSocket is not supported"},
+		{"http://broker", "", false, `unknown scheme "http"`},
+		{"mqtt://user:secret@broker", "", false, "credentials do not belong in the URL"},
+		{"mqtt://broker:99999", "", false, "bad port"},
+		{"mqtt://broker/topic", "", false, "unexpected path"},
+		{"mqtt://", "", false, "no host"},
+	} {
+		b, err := ParseURL(c.raw)
+		switch {
+		case c.err == "" && (err != nil || b.Addr != c.addr || b.Secure != c.secure):
+			t.Errorf("%s: got %+v, %v; want %s secure=%v", c.raw, b, err, c.addr, c.secure)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.raw, err, c.err)
+		}
+	}
+}

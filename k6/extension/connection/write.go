@@ -1,0 +1,120 @@
+package connection
+
+import (
+	"context"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+)
+
+// AckResult is the broker's answer to a Request.
+type AckResult struct {
+	Type   byte
+	Reason byte
+	Codes  []byte // SUBACK / UNSUBACK reason codes
+}
+
+// queueAck appends an ack to the write buffer (sent by the next flush).
+func (c *Conn) queueAck(typ byte, pid uint16) {
+	c.mu.Lock()
+	c.wbuf = codec.AppendAck(c.wbuf, codec.Ack{Type: typ, PacketID: pid})
+	c.mu.Unlock()
+}
+
+// QueuePublish appends one PUBLISH, from its prebuilt prefix, to the write
+// buffer; Flush sends it with whatever else is queued.
+func (c *Conn) QueuePublish(prefix []byte, qos byte, pid uint16, payload []byte) {
+	c.mu.Lock()
+	c.wbuf = codec.AppendPublish(c.wbuf, prefix, qos, pid, c.cfg.Version, payload)
+	c.mu.Unlock()
+}
+
+// Flush writes the buffered packets in one syscall.
+func (c *Conn) Flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flushLocked()
+}
+
+func (c *Conn) flushLocked() error {
+	if len(c.wbuf) == 0 {
+		return nil
+	}
+	if c.nc == nil {
+		c.wbuf = c.wbuf[:0]
+		return ErrNotConnected
+	}
+	_, err := c.nc.Write(c.wbuf)
+	c.lastWrite.Store(nowNano())
+	if cap(c.wbuf) > 64<<10 { // do not keep a burst's buffer forever
+		c.wbuf = nil
+	} else {
+		c.wbuf = c.wbuf[:0]
+	}
+	if err != nil {
+		_ = c.nc.Close() // the reader sees it and reconnects
+	}
+	return err
+}
+
+// Send queues one packet and flushes at once.
+func (c *Conn) Send(pkt []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wbuf = append(c.wbuf, pkt...)
+	return c.flushLocked()
+}
+
+// Request sends a packet that the broker acknowledges by packet id and
+// waits for the ack (SUBACK, UNSUBACK, or PUBACK/PUBCOMP of a single publish).
+func (c *Conn) Request(ctx context.Context, build func(pid uint16) []byte) (AckResult, error) {
+	ch := make(chan AckResult, 1)
+	c.mu.Lock()
+	if c.nc == nil {
+		c.mu.Unlock()
+		return AckResult{}, ErrNotConnected
+	}
+	if c.waiters == nil {
+		c.waiters = map[uint16]chan AckResult{}
+	}
+	pid := c.nextPID
+	for {
+		pid++
+		if _, busy := c.waiters[pid]; pid != 0 && !busy {
+			break
+		}
+	}
+	c.nextPID = pid
+	c.waiters[pid] = ch
+	c.wbuf = append(c.wbuf, build(pid)...)
+	err := c.flushLocked()
+	c.mu.Unlock()
+	if err == nil {
+		select {
+		case r, ok := <-ch:
+			if ok {
+				return r, nil
+			}
+			return AckResult{}, ErrNotConnected // the connection was lost meanwhile
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	delete(c.waiters, pid)
+	c.mu.Unlock()
+	return AckResult{}, err
+}
+
+// wake hands an ack to the Request waiting for it, if any.
+func (c *Conn) wake(pid uint16, r AckResult) bool {
+	c.mu.Lock()
+	ch, ok := c.waiters[pid]
+	if ok {
+		delete(c.waiters, pid)
+	}
+	c.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+	return ok
+}

@@ -1,0 +1,98 @@
+// Package load generates and accounts for benchmark traffic: publisher and
+// subscriber groups, pacing of publish phases, exact per-stream delivery
+// accounting, HDR latency histograms and the per-second reporter that
+// turns them into k6 samples. Everything one k6 test shares lives on a Run,
+// which the k6 module owns: no state is package-level, so two tests in one
+// process never see each other's counts.
+package load
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"go.k6.io/k6/metrics"
+)
+
+// Env is what a group needs from the k6 VU that made it.
+type Env struct {
+	Ctx     context.Context
+	Samples chan<- metrics.SampleContainer
+	Tags    *metrics.TagSet // the test's tags (scenario, run_id, broker...)
+	Meta    map[string]string
+	Logger  logrus.FieldLogger
+	VUID    uint64
+}
+
+// Run is everything one k6 test shares: latency histograms over the whole
+// test (so quantiles are over every VU), the meters of live groups and
+// clients, one reporter goroutine that pushes every second, the timeline
+// for the result file, the publisher registry and shared-subscription sets.
+type Run struct {
+	mu            sync.Mutex
+	meters        map[*Meter]struct{}
+	hists         [HistKinds]*shardedHist
+	metrics       *Metrics
+	stop          chan struct{}
+	done          chan struct{}
+	period        time.Duration
+	retired       [CounterKinds]int64 // counts of meters already closed
+	worstAchieved float64             // lowest achieved ratio of closed meters
+	history       []TimelineRow       // one row a second, for the result file
+	prev          map[string]int64    // counters at the previous row
+
+	publishers publisherRegistry
+	shared     sharedSets
+}
+
+// NewRun makes an empty run; the reporter starts with the first meter.
+func NewRun() *Run {
+	r := &Run{meters: map[*Meter]struct{}{}, period: time.Second}
+	for i := range r.hists {
+		r.hists[i] = newShardedHist()
+	}
+	return r
+}
+
+// SetMetrics installs the k6 metric handles (once: the registry is per test).
+func (r *Run) SetMetrics(m *Metrics) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.metrics == nil {
+		r.metrics = m
+	}
+}
+
+// Counters sums every meter's counts, closed or live, by metric name.
+func (r *Run) Counters() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.countersLocked()
+}
+
+func (r *Run) countersLocked() map[string]int64 {
+	out := map[string]int64{}
+	for c, name := range CounterNames() {
+		v := r.retired[c]
+		for m := range r.meters {
+			v += m.counts[c].Load()
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// Totals is the whole-run summary of every histogram, by metric name stem.
+func (r *Run) Totals() map[string]Stats {
+	out := map[string]Stats{}
+	names := HistNames()
+	for k, hist := range r.hists {
+		hist.collect()
+		_, total := hist.snapshot()
+		out[names[k]] = total
+	}
+	return out
+}
+
+func (r *Run) record(k Hist, shard int, ns int64) { r.hists[k].record(shard, ns) }

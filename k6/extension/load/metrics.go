@@ -1,0 +1,121 @@
+package load
+
+import "go.k6.io/k6/metrics"
+
+// Metric names. Counters are pushed once a second as deltas; the *_p99 (and
+// other stat) gauges carry the whole-run value from HDR histograms, so the
+// last value is exact and a threshold such as `mqtt_latency_p99: ['value<50']`
+// judges the whole run. The *_1s gauges carry per-second window statistics
+// (tag stat=avg|p50|p99|max) for time-series charts.
+const (
+	MetricConnects          = "mqtt_connects"
+	MetricConnectFailures   = "mqtt_connect_failures"
+	MetricReconnects        = "mqtt_reconnects"
+	MetricDisconnects       = "mqtt_disconnects"
+	MetricSubscribeFailures = "mqtt_subscribe_failures"
+	MetricPublishes         = "mqtt_publishes"
+	MetricPublishFailures   = "mqtt_publish_failures"
+	MetricReceives          = "mqtt_receives"
+	MetricLost              = "mqtt_lost"
+	MetricDuplicates        = "mqtt_duplicates"
+	MetricOutOfOrder        = "mqtt_out_of_order"
+	MetricErrors            = "mqtt_errors"
+	MetricBytesSent         = "mqtt_payload_bytes_sent"
+	MetricBytesReceived     = "mqtt_payload_bytes_received"
+	// Messages a subscriber's poller read together with a later message of
+	// the same connection, and so timed at that one's kernel receive time:
+	// their latency is overstated by at most the time between two looks.
+	MetricReceivesSharedRead = "mqtt_receives_shared_read"
+
+	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
+	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
+	MetricAchievedRatio = "mqtt_rate_achieved_ratio" // gauge: lowest achieved/target of any publish phase so far
+)
+
+// Counter indexes the per-group counters.
+type Counter int
+
+// The counters, in the order of CounterNames.
+const (
+	Connects Counter = iota
+	ConnectFailures
+	Reconnects
+	Disconnects
+	SubscribeFailures
+	Publishes
+	PublishFailures
+	Receives
+	Lost
+	Duplicates
+	OutOfOrder
+	Errors
+	BytesSent
+	BytesReceived
+	ReceivesSharedRead
+	CounterKinds
+)
+
+// CounterNames are the counters' metric names.
+func CounterNames() [CounterKinds]string {
+	return [CounterKinds]string{
+		MetricConnects, MetricConnectFailures, MetricReconnects, MetricDisconnects, MetricSubscribeFailures,
+		MetricPublishes, MetricPublishFailures, MetricReceives, MetricLost, MetricDuplicates, MetricOutOfOrder,
+		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead,
+	}
+}
+
+// Hist is a kind of latency histogram. Each gives gauges
+// <name>_{avg,p50,p90,p95,p99,max} (run totals, ms) and <name>_1s
+// (per-second window, tag stat).
+type Hist int
+
+// The histograms, in the order of HistNames.
+const (
+	Latency         Hist = iota // pub-to-sub, from the actual send
+	LatencyIntended             // pub-to-sub, from the intended send (no coordinated omission)
+	SendLag                     // intended → actual send: the generator's own lateness
+	ConnectDuration             // TCP+TLS+CONNECT → CONNACK
+	SubackDuration              // SUBSCRIBE → SUBACK
+	PubackDuration              // PUBLISH → PUBACK (QoS 1) or PUBCOMP (QoS 2)
+	HistKinds
+)
+
+// HistNames are the histograms' metric name stems.
+func HistNames() [HistKinds]string {
+	return [HistKinds]string{
+		"mqtt_latency", "mqtt_latency_intended", "mqtt_send_lag",
+		"mqtt_connect_duration", "mqtt_suback_duration", "mqtt_puback_duration",
+	}
+}
+
+// TotalStats are the whole-run gauges of each histogram (<name>_<stat>).
+func TotalStats() []string { return []string{"avg", "p50", "p90", "p95", "p99", "max"} }
+
+// windowStats are the per-second stats (<name>_1s, tag stat).
+func windowStats() []string { return []string{"avg", "p50", "p99", "max"} }
+
+func (s Stats) get(stat string) float64 {
+	switch stat {
+	case "avg":
+		return s.Avg
+	case "p50":
+		return s.P50
+	case "p90":
+		return s.P90
+	case "p95":
+		return s.P95
+	case "p99":
+		return s.P99
+	}
+	return s.Max
+}
+
+// Metrics are the registered k6 metric handles the reporter pushes to.
+type Metrics struct {
+	Counters    [CounterKinds]*metrics.Metric
+	Totals      [HistKinds][]*metrics.Metric // indexed like TotalStats
+	Windows     [HistKinds]*metrics.Metric
+	Connections *metrics.Metric
+	TargetRate  *metrics.Metric
+	Achieved    *metrics.Metric
+}

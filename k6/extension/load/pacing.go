@@ -1,0 +1,144 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+func nowNano() int64 { return time.Now().UnixNano() }
+
+// Phase is one publish() call: a rate held for a duration or a count.
+type Phase struct {
+	Rate     float64       // msg/s over the whole group
+	Duration time.Duration // how long (0: until Count)
+	Count    int64         // how many messages (0: for Duration)
+	Drain    time.Duration // how long to wait for a blocked window at the end
+	Batch    time.Duration // least time between wake-ups: messages due meanwhile share a write
+}
+
+// PhaseResult is what a phase achieved.
+type PhaseResult struct {
+	Sent       int64
+	Failed     int64
+	Seconds    float64
+	Target     float64
+	WindowFull int64 // times a QoS 1/2 message waited for the inflight window
+	MaxLagMs   float64
+}
+
+// Achieved is the achieved rate in msg/s.
+func (r PhaseResult) Achieved() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.Sent) / r.Seconds
+}
+
+// Map is the result as the JS API returns it.
+func (r PhaseResult) Map() map[string]any {
+	return map[string]any{
+		"sent": r.Sent, "failed": r.Failed, "seconds": r.Seconds, "target_rate": r.Target,
+		"achieved_rate": r.Achieved(), "achieved_ratio": r.Achieved() / r.Target,
+		"window_full": r.WindowFull, "max_lag_ms": r.MaxLagMs,
+	}
+}
+
+// PhaseOutcome is a finished phase: its result, or why nothing was sent.
+type PhaseOutcome struct {
+	Result PhaseResult
+	Err    error
+}
+
+// Start runs one publishing phase in the background and delivers its
+// outcome on the channel. Phases may follow each other (step load) and
+// sequence numbers continue; only one runs at a time.
+func (g *PublisherGroup) Start(ph Phase) (<-chan PhaseOutcome, error) {
+	if !g.running.CompareAndSwap(false, true) {
+		return nil, errors.New("PublisherGroup.publish: a publish phase is already running on this group")
+	}
+	out := make(chan PhaseOutcome, 1)
+	g.phases.Add(1)
+	go func() {
+		defer g.phases.Done()
+		defer g.running.Store(false)
+		r := g.run(ph)
+		if r.Sent == 0 && r.Failed > 0 {
+			out <- PhaseOutcome{r, fmt.Errorf("PublisherGroup.publish: nothing could be sent (%d messages failed): no client is connected to %s", r.Failed, g.cfg.Conn.Addr)}
+			return
+		}
+		out <- PhaseOutcome{Result: r}
+	}()
+	return out, nil
+}
+
+// run paces messages at the phase rate over the clients in round-robin, so
+// each client publishes at rate/N, evenly staggered. Message k is intended at
+// start + k/rate; all messages already due are sent at each wake-up (several
+// per connection go out in one write), so a generator that falls behind
+// sends late rather than skipping, and the lag shows in send lag and in
+// intended latency: no coordinated omission.
+func (g *PublisherGroup) run(ph Phase) PhaseResult {
+	n := len(g.clients)
+	interval := float64(time.Second) / ph.Rate
+	limit := ph.Count
+	if limit == 0 || (ph.Duration > 0 && int64(ph.Duration.Seconds()*ph.Rate) < limit) {
+		limit = int64(math.Floor(ph.Duration.Seconds() * ph.Rate))
+	}
+	g.m.setTarget(ph.Rate)
+	defer g.m.setTarget(0)
+	s := &sender{g: g, payload: make([]byte, g.pc.PayloadSize), dirty: make([]*pubClient, 0, min(n, 4096))}
+	s.r.Target = ph.Rate
+	start := nowNano()
+	var k int64
+	for k < limit && g.ctx.Err() == nil {
+		due := min(int64(float64(nowNano()-start)/interval)+1, limit)
+		// Clients whose window was full get their waiting messages out first.
+		s.retryBlocked()
+		for ; k < due; k++ {
+			pc := g.clients[g.rr%n]
+			g.rr++
+			s.offer(pc, start+int64(float64(k)*interval))
+		}
+		s.flushDirty()
+		// Sleep until the next message is due, but at least batch_interval:
+		// waking per message at 100K msg/s would cost a syscall each. The
+		// messages keep their intended times, so this shows as send lag.
+		if next := start + int64(float64(k)*interval); k < limit {
+			time.Sleep(max(time.Duration(next-nowNano()), ph.Batch))
+		}
+	}
+	// A phase with a duration holds it fully (its last message is due just
+	// before the end), so that step boundaries are where they were planned.
+	if ph.Duration > 0 {
+		if d := time.Until(time.Unix(0, start).Add(ph.Duration)); d > 0 {
+			select {
+			case <-g.ctx.Done():
+			case <-time.After(d):
+			}
+		}
+	}
+	s.drain(time.Now().Add(ph.Drain))
+	r := s.r
+	r.Seconds = max(float64(nowNano()-start)/1e9, ph.Duration.Seconds())
+	ratio := r.Achieved() / r.Target
+	g.m.setAchieved(ratio)
+	if ratio < 0.95 && g.ctx.Err() == nil {
+		cause := "the generator could not keep up (CPU-bound: see mqtt_send_lag); add generator processes or lower the rate"
+		if r.WindowFull > 0 {
+			cause = fmt.Sprintf("the broker held back acknowledgements (inflight window full %d times)", r.WindowFull)
+		}
+		g.logger.Warnf("PublisherGroup: achieved %.0f msg/s of the %.0f msg/s target (%.1f%%): %s",
+			r.Achieved(), r.Target, 100*ratio, cause)
+	}
+	return r
+}
+
+func (g *PublisherGroup) inFlight() int {
+	n := 0
+	for _, pc := range g.clients {
+		n += pc.win.inFlight()
+	}
+	return n
+}

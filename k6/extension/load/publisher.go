@@ -1,0 +1,136 @@
+package load
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
+)
+
+// PublisherConfig is a publisher group's make-up.
+type PublisherConfig struct {
+	GroupConfig
+	QoS         byte
+	Retain      bool
+	PayloadSize int // >= HeaderSize
+	MaxInflight int // QoS 1/2 window per client, further capped by the broker's receive maximum
+	Topic       Template
+}
+
+// PublisherGroup owns many publishing connections. Publishing is paced from
+// Go (no JS call per message); each payload carries the 16-byte header.
+type PublisherGroup struct {
+	*group
+	pc      PublisherConfig
+	clients []*pubClient
+	running atomic.Bool
+	phases  sync.WaitGroup
+	rr      int // round-robin position, kept across phases
+}
+
+type pubClient struct {
+	c       *connection.Conn
+	id      uint32
+	prefix  []byte
+	seq     atomic.Uint32 // messages sent so far = next sequence number
+	win     *window       // QoS 1/2 only
+	backlog []int64       // intended send times waiting for a free window slot
+	dirty   bool          // has unflushed messages (scheduler goroutine only)
+	g       *PublisherGroup
+}
+
+// NewPublisherGroup builds the group's clients; nothing connects yet. It
+// fails when a rendered topic is not a valid topic name, or an id is taken.
+func (r *Run) NewPublisherGroup(env Env, cfg PublisherConfig) (*PublisherGroup, error) {
+	g := &PublisherGroup{pc: cfg}
+	g.group = r.newGroup(env, "pub", cfg.GroupConfig, cfg.QoS, g)
+	g.clients = make([]*pubClient, len(g.conns))
+	for i, c := range g.conns {
+		pc := &pubClient{c: c, id: uint32(cfg.IDBase + i), g: g}
+		t := cfg.Topic.render(tplVars{i: cfg.IDBase + i, clientID: c.ID(), vu: env.VUID, role: "pub"})
+		if t == "" || containsWildcard(t) {
+			g.shutdown(nil)
+			return nil, fmt.Errorf("PublisherGroup: topic %q is not a valid topic name (no + or # when publishing)", t)
+		}
+		pc.prefix = codec.PublishPrefix(cfg.QoS, cfg.Retain, t, cfg.Conn.Version, cfg.PayloadSize)
+		if cfg.QoS > 0 {
+			pc.win = newWindow(cfg.MaxInflight)
+		}
+		if err := r.publishers.add(pc.id, pc); err != nil {
+			g.shutdown(nil)
+			return nil, err
+		}
+		g.clients[i] = pc
+	}
+	g.closeOnEnd(g.Close)
+	return g, nil
+}
+
+func containsWildcard(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] == '+' || t[i] == '#' {
+			return true
+		}
+	}
+	return false
+}
+
+// Connect opens the connections at the configured connect rate.
+func (g *PublisherGroup) Connect() ConnectResult { return g.connectAll("PublisherGroup", nil) }
+
+// Close disconnects every client and pushes the final metrics.
+func (g *PublisherGroup) Close() {
+	g.shutdown(func() {
+		g.phases.Wait() // the scheduler stops on the cancelled context
+		for _, pc := range g.clients {
+			if n := len(pc.backlog); n > 0 {
+				g.m.Add(PublishFailures, int64(n))
+				pc.backlog = nil
+			}
+		}
+	})
+}
+
+// Stats returns this group's counts so far.
+func (g *PublisherGroup) Stats() map[string]any {
+	return map[string]any{
+		"clients":    len(g.clients),
+		"connected":  g.connected(),
+		"published":  g.m.Get(Publishes),
+		"failed":     g.m.Get(PublishFailures),
+		"reconnects": g.m.Get(Reconnects),
+	}
+}
+
+// OnPublish implements connection.Handler: publishers receive nothing.
+func (g *PublisherGroup) OnPublish(*connection.Conn, *codec.Publish, int64) {}
+
+// OnAck frees the acknowledged message's window slot and times it.
+func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
+	pc := g.clients[c.Index()]
+	if pc.win == nil {
+		return
+	}
+	sent, ok := pc.win.release(a.PacketID)
+	if !ok {
+		return
+	}
+	if a.Reason >= 0x80 {
+		g.m.Add(PublishFailures, 1)
+		return
+	}
+	g.m.Record(PubackDuration, c.Index(), nowNano()-sent)
+}
+
+// OnConnect resets the window: what was in flight is gone (clean session)
+// and the broker may announce another receive maximum.
+func (g *PublisherGroup) OnConnect(c *connection.Conn, _ bool) {
+	if pc := g.clients[c.Index()]; pc.win != nil {
+		pc.win.reset(min(g.pc.MaxInflight, c.ReceiveMax()))
+	}
+}
+
+// OnConnectionLost implements connection.Handler.
+func (g *PublisherGroup) OnConnectionLost(*connection.Conn, error) {}

@@ -1,0 +1,196 @@
+package load
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
+)
+
+// SubscriberConfig is a subscriber group's make-up.
+type SubscriberConfig struct {
+	GroupConfig
+	QoS    byte
+	Topics []Template // none: the group only connects (connection scenarios)
+	// PollInterval is how often the poller looks while traffic lasts; 0
+	// gives each connection its own reader goroutine.
+	PollInterval time.Duration
+}
+
+// SubscriberGroup owns many subscribing connections and accounts for every
+// benchmark message: latency from the actual and the intended send, and
+// lost / duplicate / out-of-order messages per stream.
+type SubscriberGroup struct {
+	*group
+	qos      byte
+	filters  [][]codec.Subscription // per client
+	sets     []*streamSet           // per client, or all the same shared set
+	shared   *sharedSet             // when the filter is $share/...
+	sharedAt string                 // that filter
+	poller   *connection.Poller
+	expected atomic.Int64
+	received atomic.Int64
+	lastRecv atomic.Int64
+	perConn  []atomic.Int64 // received by each client: shows how a shared group spreads
+}
+
+// NewSubscriberGroup builds the group's clients; nothing connects yet.
+func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup {
+	g := &SubscriberGroup{qos: cfg.QoS}
+	if cfg.PollInterval > 0 {
+		// The group's own copy of the connection config carries its poller.
+		conn := *cfg.Conn
+		g.poller = connection.NewPoller(cfg.PollInterval)
+		conn.Poller = g.poller
+		cfg.Conn = &conn
+	}
+	g.group = r.newGroup(env, "sub", cfg.GroupConfig, cfg.QoS, g)
+	g.perConn = make([]atomic.Int64, len(g.conns))
+	g.filters = make([][]codec.Subscription, len(g.conns))
+	g.sets = make([]*streamSet, len(g.conns))
+	sharedFilter := ""
+	for i, c := range g.conns {
+		for _, t := range cfg.Topics {
+			f := t.render(tplVars{i: cfg.IDBase + i, clientID: c.ID(), vu: env.VUID, role: "sub"})
+			g.filters[i] = append(g.filters[i], codec.Subscription{Filter: f, QoS: cfg.QoS})
+			if strings.HasPrefix(f, "$share/") {
+				sharedFilter = f
+			}
+		}
+	}
+	if sharedFilter != "" {
+		// Members of one shared subscription together receive each message
+		// once: they are accounted as one receiver, across VUs.
+		g.shared, g.sharedAt = r.shared.acquire(sharedFilter), sharedFilter
+		for i := range g.sets {
+			g.sets[i] = g.shared.set
+		}
+	} else {
+		for i := range g.sets {
+			g.sets[i] = newStreamSet()
+		}
+	}
+	g.closeOnEnd(g.Close)
+	return g
+}
+
+// Connect opens the connections at the connect rate and subscribes each.
+func (g *SubscriberGroup) Connect() ConnectResult {
+	return g.connectAll("SubscriberGroup", func(c *connection.Conn) error {
+		if len(g.filters[c.Index()]) == 0 {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.Conn.ConnectTimeout)
+		defer cancel()
+		_, err := c.Subscribe(ctx, g.filters[c.Index()])
+		return err
+	})
+}
+
+// Drain waits until messages stop arriving: until `expected` messages were
+// received (when > 0), or nothing came for `idle`, or `timeout` passed.
+func (g *SubscriberGroup) Drain(expected int64, idle, timeout time.Duration) map[string]any {
+	if expected > 0 {
+		g.expected.Store(expected)
+	}
+	start := time.Now()
+	g.lastRecv.CompareAndSwap(0, start.UnixNano())
+	for time.Since(start) < timeout && g.ctx.Err() == nil {
+		if expected > 0 && g.received.Load() >= expected {
+			break
+		}
+		if idle > 0 && time.Since(time.Unix(0, g.lastRecv.Load())) >= idle {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return g.Stats()
+}
+
+// SetExpected tells the group how many messages it should receive in all,
+// so that messages that never arrived on any stream count as lost.
+func (g *SubscriberGroup) SetExpected(n int64) { g.expected.Store(n) }
+
+// Stats returns the delivery accounting so far.
+func (g *SubscriberGroup) Stats() map[string]any {
+	t := g.totals()
+	least, most := int64(-1), int64(0)
+	for i := range g.perConn {
+		n := g.perConn[i].Load()
+		if least < 0 || n < least {
+			least = n
+		}
+		most = max(most, n)
+	}
+	return map[string]any{
+		"min_per_client": least, "max_per_client": most,
+		"clients": len(g.conns), "connected": g.connected(), "received": g.received.Load(),
+		"unique": t.Unique, "lost": t.Lost, "duplicates": t.Duplicates, "out_of_order": t.OutOfOrder,
+		"streams": t.Streams, "expected": g.expected.Load(), "polled_sockets": g.poller.Adopted(),
+	}
+}
+
+func (g *SubscriberGroup) totals() streamTotals {
+	var t streamTotals
+	if g.shared != nil {
+		g.shared.set.totals(&t, &g.run.publishers)
+	} else {
+		for _, s := range g.sets {
+			s.totals(&t, &g.run.publishers)
+		}
+	}
+	if e := g.expected.Load(); e > 0 && e-t.Unique > t.Lost {
+		t.Lost = e - t.Unique
+	}
+	return t
+}
+
+// Close disconnects, then pushes lost, duplicate and out-of-order counts.
+func (g *SubscriberGroup) Close() {
+	g.shutdown(func() {
+		g.poller.Stop()
+		if len(g.filters) > 0 && len(g.filters[0]) == 0 {
+			return // connect-only: nothing to account
+		}
+		if g.shared != nil && !g.run.shared.release(g.sharedAt, g.shared) {
+			return // another group of this shared subscription reports it
+		}
+		t := g.totals()
+		g.m.Add(Lost, t.Lost)
+		g.m.Add(Duplicates, t.Duplicates)
+		g.m.Add(OutOfOrder, t.OutOfOrder)
+	})
+}
+
+// OnPublish runs on the connection's reader for every message.
+func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs int64) {
+	now := recvNs
+	if now == 0 {
+		now = nowNano()
+	}
+	idx := c.Index()
+	g.received.Add(1)
+	g.perConn[idx].Add(1)
+	g.lastRecv.Store(now)
+	g.m.Add(Receives, 1)
+	g.m.Add(BytesReceived, int64(len(p.Payload)))
+	h, ok := readHeader(p.Payload, now)
+	if !ok {
+		return // not a benchmark message (too short): counted, not timed
+	}
+	g.m.Record(Latency, idx, now-h.sentNs)
+	g.m.Record(LatencyIntended, idx, now-h.intendedNs)
+	g.sets[idx].observe(h.pub, h.seq)
+}
+
+// OnAck implements connection.Handler.
+func (g *SubscriberGroup) OnAck(*connection.Conn, codec.Ack) {}
+
+// OnConnect implements connection.Handler.
+func (g *SubscriberGroup) OnConnect(*connection.Conn, bool) {}
+
+// OnConnectionLost implements connection.Handler.
+func (g *SubscriberGroup) OnConnectionLost(*connection.Conn, error) {}

@@ -1,0 +1,122 @@
+package mqtt
+
+import (
+	"math"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+)
+
+// defaultPollInterval: 100 µs keeps the timing error of a message that shares
+// a read small against loopback latencies, and still lets one wake-up serve
+// many sockets (see k6/extension/README.md for the figures).
+const defaultPollInterval = 100 * time.Microsecond
+
+// readGroupConfig reads the options every group has.
+func readGroupConfig(o *opts) load.GroupConfig {
+	g := load.GroupConfig{Conn: readConnConfig(o)}
+	g.Count = o.integer("count", 1, 1, load.MaxPublisher)
+	g.IDBase = o.integer("id_base", 0, 0, load.MaxPublisher)
+	if g.IDBase+g.Count > load.MaxPublisher {
+		o.fail("id_base", "+ count must stay below %d", load.MaxPublisher)
+	}
+	var err error
+	if g.ClientID, err = load.ParseTemplate(o.str("client_id", "k6-{role}-{i}")); err != nil {
+		o.fail("client_id", "%v", err)
+	}
+	g.ConnectRate = o.num("connect_rate", 0, 0, 1e7)
+	g.Concurrency = o.integer("connect_concurrency", 128, 1, 100000)
+	g.Tags = readTags(o)
+	o.refuse("servers", "a group connects to one broker: give it one url (one group per broker)")
+	return g
+}
+
+// publisherOptions is a PublisherGroup's configuration and its phase defaults.
+type publisherOptions struct {
+	cfg           load.PublisherConfig
+	rate          float64       // default total msg/s
+	ratePerClient float64       // default msg/s per client (used when rate is 0)
+	batch         time.Duration // default batch_interval of publish()
+}
+
+func readPublisherOptions(arg any) (publisherOptions, error) {
+	o := newOpts("PublisherGroup", arg)
+	var p publisherOptions
+	c := &p.cfg
+	c.QoS = o.qos("qos", 0)
+	c.Retain = o.boolean("retain", false)
+	c.PayloadSize = o.integer("payload_size", load.HeaderSize, load.HeaderSize, codec.MaxRemainingLength-1024)
+	p.rate = o.num("rate", 0, 0, 1e9)
+	p.ratePerClient = o.num("rate_per_client", 0, 0, 1e9)
+	c.MaxInflight = o.integer("max_inflight", 1024, 1, 65535)
+	p.batch = o.duration("batch_interval", time.Millisecond)
+	topic := o.str("topic", "")
+	if topic == "" {
+		o.fail("topic", "is required (a template such as \"test/{i}\")")
+	}
+	var err error
+	if c.Topic, err = load.ParseTemplate(topic); err != nil {
+		o.fail("topic", "%v", err)
+	}
+	c.GroupConfig = readGroupConfig(o)
+	return p, o.done()
+}
+
+// readPhase reads publish()'s options over the group's defaults.
+func (p *publisherOptions) readPhase(arg any, clients int) (load.Phase, error) {
+	o := newOpts("PublisherGroup.publish", arg)
+	var ph load.Phase
+	ph.Rate = o.num("rate", p.rate, 0, 1e9)
+	perClient := o.num("rate_per_client", p.ratePerClient, 0, 1e9)
+	if ph.Rate == 0 {
+		ph.Rate = perClient * float64(clients)
+	}
+	ph.Duration = o.duration("duration", 0)
+	ph.Count = int64(o.integer("count", 0, 0, math.MaxInt32))
+	ph.Drain = o.duration("drain", 5*time.Second)
+	ph.Batch = o.duration("batch_interval", p.batch)
+	if ph.Rate <= 0 {
+		o.fail("rate", "or \"rate_per_client\" must be > 0 (messages per second)")
+	}
+	if ph.Duration == 0 && ph.Count == 0 {
+		o.fail("duration", "or \"count\" is required")
+	}
+	return ph, o.done()
+}
+
+func readSubscriberConfig(arg any) (load.SubscriberConfig, error) {
+	o := newOpts("SubscriberGroup", arg)
+	var c load.SubscriberConfig
+	c.QoS = o.qos("qos", 0)
+	var topics []string
+	switch t := o.any("topic").(type) {
+	case nil:
+	case string:
+		topics = []string{t}
+	case []any:
+		for _, x := range t {
+			s, ok := x.(string)
+			if !ok {
+				o.fail("topic", "must be a topic filter or a list of them, got %v", x)
+				continue
+			}
+			topics = append(topics, s)
+		}
+	default:
+		o.fail("topic", "must be a topic filter or a list of them, got %v", t)
+	}
+	for _, t := range topics {
+		tpl, err := load.ParseTemplate(t)
+		if err != nil {
+			o.fail("topic", "%v", err)
+		}
+		c.Topics = append(c.Topics, tpl)
+	}
+	c.PollInterval = o.duration("poll_interval", defaultPollInterval)
+	if c.PollInterval > 10*time.Millisecond {
+		o.fail("poll_interval", "must be at most 10ms (it bounds how far a message can be timed late), got %v", c.PollInterval)
+	}
+	c.GroupConfig = readGroupConfig(o)
+	return c, o.done()
+}

@@ -1,0 +1,164 @@
+package mqtt
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/js/common"
+	"go.k6.io/k6/js/modules"
+	"go.k6.io/k6/js/promises"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+)
+
+// PublisherGroup is the JS face of load.PublisherGroup.
+type PublisherGroup struct {
+	vu   modules.VU
+	g    *load.PublisherGroup
+	opts publisherOptions
+}
+
+// SubscriberGroup is the JS face of load.SubscriberGroup.
+type SubscriberGroup struct {
+	vu modules.VU
+	g  *load.SubscriberGroup
+}
+
+// loadEnv is what the load package needs from the VU; groups and clients
+// are made in VU code only (their connections outlive no VU).
+func (mi *ModuleInstance) loadEnv(what string) (load.Env, error) {
+	state := mi.vu.State()
+	if state == nil {
+		return load.Env{}, fmt.Errorf("%s must be created inside a VU function (default or setup), not in the init context", what)
+	}
+	tm := state.Tags.GetCurrentValues()
+	env := load.Env{Ctx: mi.vu.Context(), Samples: state.Samples, Tags: tm.Tags, Meta: tm.Metadata,
+		Logger: state.Logger, VUID: state.VUID}
+	return env, nil
+}
+
+// newPublisherGroup is `new PublisherGroup(options)`: invalid options throw
+// before anything connects.
+func (mi *ModuleInstance) newPublisherGroup(call sobek.ConstructorCall) *sobek.Object {
+	rt := mi.vu.Runtime()
+	o, err := readPublisherOptions(exportArg(call.Arguments, 0))
+	var env load.Env
+	if err == nil {
+		env, err = mi.loadEnv("PublisherGroup")
+	}
+	var g *load.PublisherGroup
+	if err == nil {
+		o.cfg.Conn.Dial = mi.vu.State().Dialer.DialContext
+		g, err = mi.root.run.NewPublisherGroup(env, o.cfg)
+	}
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	return rt.ToValue(&PublisherGroup{vu: mi.vu, g: g, opts: o}).ToObject(rt)
+}
+
+// newSubscriberGroup is `new SubscriberGroup(options)`.
+func (mi *ModuleInstance) newSubscriberGroup(call sobek.ConstructorCall) *sobek.Object {
+	rt := mi.vu.Runtime()
+	cfg, err := readSubscriberConfig(exportArg(call.Arguments, 0))
+	var env load.Env
+	if err == nil {
+		env, err = mi.loadEnv("SubscriberGroup")
+	}
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	cfg.Conn.Dial = mi.vu.State().Dialer.DialContext
+	return rt.ToValue(&SubscriberGroup{vu: mi.vu, g: mi.root.run.NewSubscriberGroup(env, cfg)}).ToObject(rt)
+}
+
+// async runs work off the event loop and settles a promise with its result.
+func async(vu modules.VU, work func() (any, error)) *sobek.Promise {
+	p, resolve, reject := promises.New(vu)
+	go func() {
+		if v, err := work(); err != nil {
+			reject(err)
+		} else {
+			resolve(v)
+		}
+	}()
+	return p
+}
+
+// connected turns a connect result into the JS value; it rejects only when
+// not one connection worked, since then nothing could be measured.
+func connected(where, addr string, clients int, r load.ConnectResult) (any, error) {
+	if r.Connected == 0 && clients > 0 {
+		return nil, fmt.Errorf("%s.connect: none of %d connections to %s succeeded: %s", where, clients, addr, r.FirstErr)
+	}
+	return map[string]any{"connected": r.Connected, "failed": r.Failed, "seconds": r.Seconds, "first_error": r.FirstErr}, nil
+}
+
+// Connect opens the connections at connect_rate; resolves {connected, failed, seconds}.
+func (p *PublisherGroup) Connect() *sobek.Promise {
+	return async(p.vu, func() (any, error) {
+		return connected("PublisherGroup", p.g.Addr(), p.g.Clients(), p.g.Connect())
+	})
+}
+
+// Publish runs one publishing phase and resolves with what it achieved:
+//
+//	await pubs.publish({ rate: 1000, duration: '60s' })      // total msg/s
+//	await pubs.publish({ rate_per_client: 1, duration: '5m' })
+//	await pubs.publish({ count: 10000, rate: 5000 })
+func (p *PublisherGroup) Publish(arg sobek.Value) *sobek.Promise {
+	ph, err := p.opts.readPhase(exportValue(arg), p.g.Clients())
+	var done <-chan load.PhaseOutcome
+	if err == nil {
+		done, err = p.g.Start(ph)
+	}
+	return async(p.vu, func() (any, error) {
+		if err != nil {
+			return nil, err
+		}
+		out := <-done
+		return out.Result.Map(), out.Err
+	})
+}
+
+// Close disconnects every client and pushes the final metrics.
+func (p *PublisherGroup) Close() { p.g.Close() }
+
+// Stats returns this group's counts so far.
+func (p *PublisherGroup) Stats() map[string]any { return p.g.Stats() }
+
+// Connect opens the connections and subscribes each; resolves {connected, failed, seconds}.
+func (s *SubscriberGroup) Connect() *sobek.Promise {
+	return async(s.vu, func() (any, error) {
+		return connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), s.g.Connect())
+	})
+}
+
+// Drain waits until messages stop arriving: until `expected` messages were
+// received, or nothing came for `idle`, or `timeout` passed.
+//
+//	await subs.drain({ expected: 60000, idle: '2s', timeout: '30s' })
+func (s *SubscriberGroup) Drain(arg sobek.Value) *sobek.Promise {
+	o := newOpts("SubscriberGroup.drain", exportValue(arg))
+	expected := int64(o.integer("expected", 0, 0, 1<<53))
+	idle := o.duration("idle", 2*time.Second)
+	timeout := o.duration("timeout", 30*time.Second)
+	err := o.done()
+	return async(s.vu, func() (any, error) {
+		if err != nil {
+			return nil, err
+		}
+		return s.g.Drain(expected, idle, timeout), nil
+	})
+}
+
+// SetExpected tells the group how many messages it should receive in all,
+// so that messages that never arrived on any stream count as lost.
+func (s *SubscriberGroup) SetExpected(n int64) { s.g.SetExpected(n) }
+
+// Stats returns the delivery accounting so far.
+func (s *SubscriberGroup) Stats() map[string]any { return s.g.Stats() }
+
+// Close disconnects, then pushes lost, duplicate and out-of-order counts.
+func (s *SubscriberGroup) Close() { s.g.Close() }
