@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of the k6 MQTT extension as a load generator (issue 3):
+"""Benchmark of the k6 MQTT extension as a load generator:
 
   delivered messages per generator CPU-second (p2p, 16-byte payload, QoS 0 and 1),
   generator RSS per idle connection at 10,000 connections,
@@ -7,7 +7,9 @@
 
 The k6 process is measured from outside (/proc), against the broker of the
 native stack (scripts/stack.sh up). Prints its figures; writes them as JSON
-with --json. Usage: scripts/bench-extension.py [--quick] [--json FILE]
+with --json, and as the page docs/benchmarks.md (date, machine, command)
+with --docs. --k6 measures another k6 build (a before/after comparison).
+Usage: scripts/bench-extension.py [--quick] [--json FILE] [--docs FILE] [--k6 PATH]
 """
 import argparse
 import json
@@ -23,8 +25,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
+
+
 def k6_bin():
+    if K6_OVERRIDE:
+        return K6_OVERRIDE
     return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; k6_bin"], text=True).strip()
+
+
+def k6_version():
+    """The measured build, as `k6 version` names it (k6 and extension versions)."""
+    out = subprocess.run([k6_bin(), "version"], capture_output=True, text=True, check=True).stdout
+    return " ".join(out.split())
 
 
 def proc_cpu(pid):
@@ -100,15 +113,75 @@ def soak(rate):
             "rss_mb_by_million": {k: round(v["rss_kb"] / 1024, 1) for k, v in marks.items()}}
 
 
+def machine():
+    """What the figures were measured on: they move with the CPU."""
+    model = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
+    return f"{os.cpu_count()} cores ({model}), {mem_kb / 1048576:.0f} GiB, Linux {platform.release()}"
+
+
+def benchmarks_page(out, command):
+    """docs/benchmarks.md: the figures of one run of this script."""
+    rows = [
+        f"| QoS {t['qos']}, {t['target_rate']:,} msg/s target, {t['reader']} | {t['achieved_rate']:,} | "
+        f"{t['delivered']:,} | {t['lost']} | {t['delivered_per_cpu_second'] or 0:,} | "
+        f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
+        for t in out["throughput"]
+    ]
+    i = out["idle"]
+    lines = [
+        "# Benchmarks of the load generator",
+        "",
+        "Written by `scripts/bench-extension.py --docs docs/benchmarks.md` (with the native stack up:",
+        "`scripts/stack.sh up`); rerun it to refresh this page. Generator and broker share the machine.",
+        "",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- machine: {machine()}",
+        f"- command: `{command}`",
+        f"- k6: `{out.get('k6', 'this checkout')}`",
+        "",
+        "## Delivered messages per generator CPU-second",
+        "",
+        "p2p through Mosquitto on loopback: 100 publishers, 100 subscribers, 16-byte payloads. The CPU is",
+        "the k6 process's (utime + stime) while it publishes and drains. The latency shows whether the",
+        "broker kept up at that rate; where it did not, its sends pile up and each read takes several",
+        "messages, which makes the generator look cheaper.",
+        "",
+        "| run | achieved msg/s | delivered | lost | delivered per CPU-second | latency p50 / p99 ms |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "## Memory",
+        "",
+        f"- RSS per idle connection: **{i['kb_per_connection']} KB** at {i['connections']:,} connections "
+        f"({i['rss_before_mb']} → {i['rss_after_mb']} MB).",
+    ]
+    if "soak" in out:
+        s = out["soak"]
+        lines.append(
+            f"- RSS growth from 1M to 10M messages (QoS 0, 100K msg/s): **{s['growth_percent']}%** "
+            f"({s['rss_after_1M_mb']} → {s['rss_after_10M_mb']} MB)."
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default=f"mqtt://127.0.0.1:{os.environ.get('MQTT_PORT', '1883')}")
     ap.add_argument("--quick", action="store_true", help="short runs (smoke check of this script)")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--docs", help="write the figures as a Markdown page here (docs/benchmarks.md)")
+    ap.add_argument("--k6", help="the k6 binary to measure (default: this checkout's build)")
     a = ap.parse_args()
+    global K6_OVERRIDE
+    K6_OVERRIDE = a.k6 or K6_OVERRIDE
     os.environ["MQTT_URL"] = a.url
     secs = 3 if a.quick else 20
-    out = {"host": {"cpus": os.cpu_count(), "kernel": platform.release()},
+    out = {"host": {"cpus": os.cpu_count(), "kernel": platform.release()}, "k6": k6_version(),
            "throughput": [throughput(0, 100000, secs, 100), throughput(0, 80000, secs, 100),
                           throughput(0, 50000, secs, 100), throughput(1, 50000, secs, 100),
                           throughput(0, 100000, secs, 100, poll="0")],
@@ -129,6 +202,8 @@ def main():
               f"({s['growth_percent']}% growth); by million messages: {s['rss_mb_by_million']}")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2))
+    if a.docs:
+        Path(a.docs).write_text(benchmarks_page(out, " ".join(["scripts/bench-extension.py", *sys.argv[1:]])))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ var wireCases = []struct {
 }{
 	{"CONNECT 3.1.1 (3.1.1 §3.1)", V311,
 		[]byte{0x10, 0x0E, 0, 4, 'M', 'Q', 'T', 'T', 4, 0x02, 0, 60, 0, 2, 'k', '6'},
-		func() []byte { return AppendConnect(nil, &Connect{Version: V311, ClientID: "k6", KeepAlive: 60, CleanStart: true}) },
+		func() []byte {
+			return AppendConnect(nil, &Connect{Version: V311, ClientID: "k6", KeepAlive: 60, CleanStart: true})
+		},
 		&Connect{Version: V311, ClientID: "k6", KeepAlive: 60, CleanStart: true}},
 	{"CONNECT 3.1.1 with will, user and password (3.1.1 §3.1.2.3)", V311,
 		[]byte{0x10, 0x1A, 0, 4, 'M', 'Q', 'T', 'T', 4, 0xEE, 0, 10, 0, 1, 'c', 0, 1, 'w', 0, 2, 'h', 'i', 0, 1, 'u', 0, 1, 'p'},
@@ -38,20 +40,28 @@ var wireCases = []struct {
 		},
 		&Connect{Version: V5, ClientID: "k6", KeepAlive: 60, CleanStart: true, SessionExpiry: 120, ReceiveMax: 100}},
 	{"CONNACK 3.1.1 session present (3.1.1 §3.2)", V311, []byte{0x20, 2, 1, 0},
-		func() []byte { return AppendConnack(nil, V311, Connack{SessionPresent: true, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}) },
+		func() []byte {
+			return AppendConnack(nil, V311, Connack{SessionPresent: true, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1})
+		},
 		&Connack{SessionPresent: true, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}},
 	{"CONNACK 3.1.1 refused: not authorized (3.1.1 §3.2.2.3)", V311, []byte{0x20, 2, 0, 5},
-		func() []byte { return AppendConnack(nil, V311, Connack{Code: 5, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}) },
+		func() []byte {
+			return AppendConnack(nil, V311, Connack{Code: 5, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1})
+		},
 		&Connack{Code: 5, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}},
 	{"CONNACK 5 without properties (§3.2.2.3)", V5, []byte{0x20, 3, 0, 0, 0},
 		func() []byte { return AppendConnack(nil, V5, Connack{KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}) },
 		&Connack{KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}},
 	{"CONNACK 5 receive maximum, no shared subscriptions (§3.2.2.3.3, §3.2.2.3.13)", V5,
 		[]byte{0x20, 8, 0, 0, 5, 0x21, 0, 10, 0x2A, 0},
-		func() []byte { return AppendConnack(nil, V5, Connack{ReceiveMax: 10, KeepAlive: -1, MaxQoS: -1, SharedSubs: 0}) },
+		func() []byte {
+			return AppendConnack(nil, V5, Connack{ReceiveMax: 10, KeepAlive: -1, MaxQoS: -1, SharedSubs: 0})
+		},
 		&Connack{ReceiveMax: 10, KeepAlive: -1, MaxQoS: -1, SharedSubs: 0}},
 	{"PUBLISH QoS 0 (3.1.1 §3.3)", V311, []byte{0x30, 7, 0, 3, 'a', '/', 'b', 'h', 'i'},
-		func() []byte { return AppendPublishPacket(nil, V311, &Publish{Topic: []byte("a/b"), Payload: []byte("hi")}) },
+		func() []byte {
+			return AppendPublishPacket(nil, V311, &Publish{Topic: []byte("a/b"), Payload: []byte("hi")})
+		},
 		&Publish{Topic: []byte("a/b"), Payload: []byte("hi")}},
 	{"PUBLISH QoS 1 retained (3.1.1 §3.3.1)", V311, []byte{0x33, 9, 0, 3, 'a', '/', 'b', 0, 10, 'h', 'i'},
 		func() []byte {
@@ -83,7 +93,9 @@ var wireCases = []struct {
 		func() []byte { return AppendSubscribe(nil, V311, 1, []Subscription{{Filter: "a/#", QoS: 1}}) },
 		&Subscribe{PacketID: 1, Subs: []Subscription{{Filter: "a/#", QoS: 1}}}},
 	{"SUBSCRIBE 5 no local (§3.8.3.1)", V5, []byte{0x82, 9, 0, 1, 0, 0, 3, 'a', '/', '#', 0x06},
-		func() []byte { return AppendSubscribe(nil, V5, 1, []Subscription{{Filter: "a/#", QoS: 2, NoLocal: true}}) },
+		func() []byte {
+			return AppendSubscribe(nil, V5, 1, []Subscription{{Filter: "a/#", QoS: 2, NoLocal: true}})
+		},
 		&Subscribe{PacketID: 1, Subs: []Subscription{{Filter: "a/#", QoS: 2, NoLocal: true}}}},
 	{"SUBACK granted 1 and failure (3.1.1 §3.9.3)", V311, []byte{0x90, 4, 0, 1, 1, 0x80},
 		func() []byte { return AppendSuback(nil, SUBACK, V311, 1, []byte{1, 0x80}) },

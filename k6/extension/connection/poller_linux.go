@@ -256,4 +256,3 @@ func (p *Poller) loop(epfd, evfd int, done chan struct{}) {
 		}
 	}
 }
-
