@@ -11,6 +11,7 @@ with --json, and as the page docs/benchmarks.md (date, machine, command)
 with --docs. --k6 measures another k6 build (a before/after comparison).
 Usage: scripts/bench-extension.py [--quick] [--json FILE] [--docs FILE] [--k6 PATH]
 """
+
 import argparse
 import json
 import os
@@ -18,7 +19,6 @@ import platform
 import resource
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -58,8 +58,16 @@ def run(env, on_mark=None):
     (cpu seconds of the whole k6 process, marks dict, RESULT json, wall)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 10K connections
-    args = [k6_bin(), "run", "--quiet", "--no-color", "--address", "", "--no-summary",
-            str(ROOT / "k6/bench/extension.js")]
+    args = [
+        k6_bin(),
+        "run",
+        "--quiet",
+        "--no-color",
+        "--address",
+        "",
+        "--no-summary",
+        str(ROOT / "k6/bench/extension.js"),
+    ]
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", **env)
     t0 = time.time()
     p = subprocess.Popen(args, env=e, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
@@ -88,29 +96,43 @@ def throughput(qos, rate, seconds, clients, poll=None):
     cpu = marks["publish-end"]["cpu"] - marks["publish-start"]["cpu"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
     delivered = r["subscribe"]["unique"]
-    return {"qos": qos, "target_rate": rate, "clients": clients, "reader": "goroutines" if poll == "0" else "poller",
-            "seconds": round(wall, 2),
-            "delivered": delivered, "lost": r["subscribe"]["lost"],
-            "achieved_rate": round(r["publish"]["achieved_rate"]),
-            "generator_cpu_seconds": round(cpu, 2),
-            "delivered_per_cpu_second": round(delivered / cpu) if cpu else None,
-            # Pub-to-sub latency of the run: whether the broker kept up at this rate.
-            "latency_p50_ms": r["latency"]["p50"], "latency_p99_ms": r["latency"]["p99"]}
+    return {
+        "qos": qos,
+        "target_rate": rate,
+        "clients": clients,
+        "reader": "goroutines" if poll == "0" else "poller",
+        "seconds": round(wall, 2),
+        "delivered": delivered,
+        "lost": r["subscribe"]["lost"],
+        "achieved_rate": round(r["publish"]["achieved_rate"]),
+        "generator_cpu_seconds": round(cpu, 2),
+        "delivered_per_cpu_second": round(delivered / cpu) if cpu else None,
+        # Pub-to-sub latency of the run: whether the broker kept up at this rate.
+        "latency_p50_ms": r["latency"]["p50"],
+        "latency_p99_ms": r["latency"]["p99"],
+    }
 
 
 def idle(conns):
     marks, _, _ = run({"MODE": "idle", "CONNS": str(conns)})
     before, after = marks["before-connect"]["rss_kb"], marks["connected"]["rss_kb"]
-    return {"connections": conns, "rss_before_mb": round(before / 1024, 1), "rss_after_mb": round(after / 1024, 1),
-            "kb_per_connection": round((after - before) / conns, 2)}
+    return {
+        "connections": conns,
+        "rss_before_mb": round(before / 1024, 1),
+        "rss_after_mb": round(after / 1024, 1),
+        "kb_per_connection": round((after - before) / conns, 2),
+    }
 
 
 def soak(rate):
     marks, _, _ = run({"MODE": "soak", "RATE": str(rate), "CLIENTS": "100", "SOAK_MARKS": "1,2,4,6,8,10"})
     a, b = marks["1M"]["rss_kb"], marks["10M"]["rss_kb"]
-    return {"rss_after_1M_mb": round(a / 1024, 1), "rss_after_10M_mb": round(b / 1024, 1),
-            "growth_percent": round(100 * (b - a) / a, 2),
-            "rss_mb_by_million": {k: round(v["rss_kb"] / 1024, 1) for k, v in marks.items()}}
+    return {
+        "rss_after_1M_mb": round(a / 1024, 1),
+        "rss_after_10M_mb": round(b / 1024, 1),
+        "growth_percent": round(100 * (b - a) / a, 2),
+        "rss_mb_by_million": {k: round(v["rss_kb"] / 1024, 1) for k, v in marks.items()},
+    }
 
 
 def machine():
@@ -181,29 +203,44 @@ def main():
     K6_OVERRIDE = a.k6 or K6_OVERRIDE
     os.environ["MQTT_URL"] = a.url
     secs = 3 if a.quick else 20
-    out = {"host": {"cpus": os.cpu_count(), "kernel": platform.release()}, "k6": k6_version(),
-           "throughput": [throughput(0, 100000, secs, 100), throughput(0, 80000, secs, 100),
-                          throughput(0, 50000, secs, 100), throughput(1, 50000, secs, 100),
-                          throughput(0, 100000, secs, 100, poll="0")],
-           "idle": idle(1000 if a.quick else 10000)}
+    out = {
+        "host": {"cpus": os.cpu_count(), "kernel": platform.release()},
+        "k6": k6_version(),
+        "throughput": [
+            throughput(0, 100000, secs, 100),
+            throughput(0, 80000, secs, 100),
+            throughput(0, 50000, secs, 100),
+            throughput(1, 50000, secs, 100),
+            throughput(0, 100000, secs, 100, poll="0"),
+        ],
+        "idle": idle(1000 if a.quick else 10000),
+    }
     if not a.quick:
         out["soak"] = soak(100000)
     for t in out["throughput"]:
-        print(f"p2p QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in {t['seconds']} s "
-              f"(target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
-              f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second; "
-              f"latency p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms")
+        print(
+            f"p2p QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in {t['seconds']} s "
+            f"(target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
+            f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second; "
+            f"latency p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms"
+        )
     i = out["idle"]
-    print(f"idle: {i['connections']} connections, RSS {i['rss_before_mb']} -> {i['rss_after_mb']} MB "
-          f"= {i['kb_per_connection']} KB per connection")
+    print(
+        f"idle: {i['connections']} connections, RSS {i['rss_before_mb']} -> {i['rss_after_mb']} MB "
+        f"= {i['kb_per_connection']} KB per connection"
+    )
     if "soak" in out:
         s = out["soak"]
-        print(f"soak: RSS {s['rss_after_1M_mb']} MB after 1M, {s['rss_after_10M_mb']} MB after 10M "
-              f"({s['growth_percent']}% growth); by million messages: {s['rss_mb_by_million']}")
+        print(
+            f"soak: RSS {s['rss_after_1M_mb']} MB after 1M, {s['rss_after_10M_mb']} MB after 10M "
+            f"({s['growth_percent']}% growth); by million messages: {s['rss_mb_by_million']}"
+        )
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2))
     if a.docs:
-        Path(a.docs).write_text(benchmarks_page(out, " ".join(["scripts/bench-extension.py", *sys.argv[1:]])))
+        # The command that reproduces the page: --json only saves a copy.
+        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), "--docs", a.docs]
+        Path(a.docs).write_text(benchmarks_page(out, " ".join(command)))
 
 
 if __name__ == "__main__":

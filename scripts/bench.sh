@@ -6,6 +6,7 @@
 # Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose] [-e NAME=VALUE ...]
 #   -e passes scenario parameters, e.g. -e QOS=0 -e RATE=5000 -e DURATION=2m (README: Parameters)
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 broker=mosquitto scenario=p2p mode=auto
@@ -23,8 +24,11 @@ while (($#)); do
 done
 
 case "$broker" in mosquitto|emqx|nanomq|vernemq) ;; *) die "unknown broker '$broker' (known: mosquitto emqx nanomq vernemq)" ;; esac
-[[ -f "$ROOT/k6/scenarios/$scenario.js" ]] ||
-  die "unknown scenario '$scenario' (known: $(cd "$ROOT/k6/scenarios" && ls -1 *.js | sed 's/\.js$//' | tr '\n' ' '))"
+if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
+  known=("$ROOT"/k6/scenarios/*.js)
+  known=("${known[@]##*/}")
+  die "unknown scenario '$scenario' (known: ${known[*]%.js})"
+fi
 for kv in "${k6_env[@]}"; do [[ "$kv" == *=* ]] || die "-e takes NAME=VALUE, got '$kv'"; done
 
 # compose needs an engine and the profile's images; otherwise native.
@@ -59,6 +63,7 @@ if [[ "$mode" == native ]]; then
   else
     "$ROOT/scripts/stack.sh" up --broker "$broker"
   fi
+  # shellcheck source=/dev/null # generated secrets, not in the repo
   [[ -f "$ROOT/.env.local" ]] && { set -a; . "$ROOT/.env.local"; set +a; }
   [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from .env.local: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
   curl -fsS -o /dev/null -H "Authorization: Token $INFLUX_TOKEN" "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||

@@ -7,6 +7,7 @@
 #   scripts/compose.sh smoke      after a run on a started stack: data reached
 #                                 InfluxDB and Grafana serves the dashboards
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # Our pinned build where setup.sh made it, else the installed plugin.

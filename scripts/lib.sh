@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared shell helpers, sourced by every script in scripts/.
 # Loads the pinned versions from .env and defines the cache and state paths.
 
@@ -42,6 +43,7 @@ influxd_bin()  { echo "$CACHE/influxd/$INFLUXDB_VERSION/influxd"; }
 telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegraf"; }
 compose_bin()  { echo "$CACHE/compose/$DOCKER_COMPOSE_VERSION/docker-compose"; }
 k6_bin()       { echo "$CACHE/k6/$K6_VERSION-$(k6_key)/k6"; }
+staticcheck_bin() { echo "$CACHE/staticcheck/$STATICCHECK_VERSION/staticcheck"; }
 
 # The telegraf build tags decide the binary, so they are part of its key.
 TELEGRAF_PLUGINS=(
@@ -106,6 +108,7 @@ ensure_secrets() {
     done
   done
   set -a
+  # shellcheck source=/dev/null # generated secrets, not in the repo
   . "$f"
   set +a
 }

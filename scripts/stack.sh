@@ -3,6 +3,7 @@
 # broker, using the same config files as compose.
 # Usage: scripts/stack.sh up|down|status [--broker mosquitto]
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 NATIVE_BROKERS=(mosquitto)
@@ -105,7 +106,7 @@ broker_start() {
       local conf="$STATE/mosquitto.conf"
       sed -E "s/^listener .*/listener $MQTT_PORT 127.0.0.1/" "$ROOT/brokers/mosquitto/mosquitto.conf" >"$conf"
       start broker mosquitto -c "$conf"
-      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t '$SYS/broker/version' -C 1 -W 3
+      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t "\$SYS/broker/version" -C 1 -W 3
       ;;
   esac
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The test command (README, CI): builds or installs what is missing (from the
-# caches when present), then runs every test against real components:
-#   1. Go tests of the k6 extension (embedded mochi-mqtt and real Mosquitto),
+# caches when present), runs the linters (scripts/lint.sh), then every test
+# against real components:
+#   1. Go tests of the k6 extension, with the race detector (embedded
+#      mochi-mqtt and real Mosquitto),
 #   2. pytest: the native stack (influxd, Telegraf, node_exporter, Mosquitto),
 #      the real k6 build running scripts and scenarios, compose and dashboards.
 # Extra arguments go to pytest (e.g. -k shared).
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/setup.sh"
+"$ROOT/scripts/lint.sh"
 
 # With the race detector: the extension is concurrent throughout (readers,
 # the poller, the reporter, publish phases) and a data race must not ship.

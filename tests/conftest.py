@@ -1,8 +1,10 @@
 """Fixtures that run the real native stack (influxd, Telegraf, node_exporter,
 Mosquitto) and the real k6 build, on test ports, in a throw-away state dir."""
+
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -10,6 +12,9 @@ import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
+# The scripts' Python modules (report, broker_facts, flux_filters) are tested
+# too: pytest loads this file before it imports the test modules.
+sys.path.insert(0, str(ROOT / "scripts"))
 
 # Test ports differ from the defaults, so a user's running stack is untouched.
 TEST_PORTS = {
@@ -22,9 +27,7 @@ TEST_PORTS = {
 
 def lib_value(expr):
     """Evaluates a shell expression after sourcing scripts/lib.sh."""
-    return subprocess.check_output(
-        ["bash", "-c", f". {ROOT}/scripts/lib.sh; {expr}"], text=True
-    ).strip()
+    return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; {expr}"], text=True).strip()
 
 
 @pytest.fixture(scope="session")
@@ -37,15 +40,17 @@ def k6_bin():
 class Stack:
     def __init__(self, state):
         self.state = Path(state)
-        self.env = dict(os.environ, MQTTBENCH_STATE=str(state), TELEGRAF_INTERVAL="1s",
-                        TELEGRAF_FLUSH_INTERVAL="1s", **TEST_PORTS)
+        self.env = dict(
+            os.environ, MQTTBENCH_STATE=str(state), TELEGRAF_INTERVAL="1s", TELEGRAF_FLUSH_INTERVAL="1s", **TEST_PORTS
+        )
         self.influx = f"http://127.0.0.1:{TEST_PORTS['INFLUXDB_PORT']}"
         self.mqtt_url = f"mqtt://127.0.0.1:{TEST_PORTS['MQTT_PORT']}"
         self.k6_out = f"influxdb=http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/k6"
 
     def run(self, *args, check=True):
-        return subprocess.run([str(ROOT / "scripts/stack.sh"), *args], env=self.env, text=True,
-                              capture_output=True, check=check)
+        return subprocess.run(
+            [str(ROOT / "scripts/stack.sh"), *args], env=self.env, text=True, capture_output=True, check=check
+        )
 
     @property
     def token(self):
@@ -55,20 +60,31 @@ class Stack:
         raise AssertionError("no INFLUX_TOKEN in .env.local")
 
     def flux(self, query):
-        r = requests.post(f"{self.influx}/api/v2/query", params={"org": "mqtt-bench"},
-                          headers={"Authorization": f"Token {self.token}",
-                                   "Content-Type": "application/vnd.flux", "Accept": "application/csv"},
-                          data=query, timeout=30)
+        r = requests.post(
+            f"{self.influx}/api/v2/query",
+            params={"org": "mqtt-bench"},
+            headers={
+                "Authorization": f"Token {self.token}",
+                "Content-Type": "application/vnd.flux",
+                "Accept": "application/csv",
+            },
+            data=query,
+            timeout=30,
+        )
         r.raise_for_status()
-        rows = [l.split(",") for l in r.text.splitlines() if l.strip()]
+        rows = [line.split(",") for line in r.text.splitlines() if line.strip()]
         if not rows:
             return []
         header = rows[0]
-        return [dict(zip(header, row)) for row in rows[1:] if row != header]
+        return [dict(zip(header, row, strict=False)) for row in rows[1:] if row != header]
 
     def influxql(self, query):
-        r = requests.get(f"{self.influx}/query", params={"db": "mqtt-bench", "q": query},
-                         headers={"Authorization": f"Token {self.token}"}, timeout=30)
+        r = requests.get(
+            f"{self.influx}/query",
+            params={"db": "mqtt-bench", "q": query},
+            headers={"Authorization": f"Token {self.token}"},
+            timeout=30,
+        )
         r.raise_for_status()
         return r.json()
 
@@ -116,6 +132,7 @@ class ConnectionCounter:
     def __init__(self):
         import socket
         import threading
+
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)

@@ -1,6 +1,7 @@
 """A TCP proxy that delays every byte by a fixed time in each direction,
 preserving order: a path with a known added latency, to check that the k6
 extension measures it."""
+
 import asyncio
 import threading
 import time
@@ -40,8 +41,9 @@ class DelayProxy:
 
     async def _handle(self, client_reader, client_writer):
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        await asyncio.gather(self._pipe(client_reader, up_writer), self._pipe(up_reader, client_writer),
-                             return_exceptions=True)
+        await asyncio.gather(
+            self._pipe(client_reader, up_writer), self._pipe(up_reader, client_writer), return_exceptions=True
+        )
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
@@ -64,6 +66,7 @@ class DelayProxy:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
         asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

@@ -1,4 +1,5 @@
 """The main job (README's first command) on the native stack, and its bad input."""
+
 import json
 import subprocess
 
@@ -6,13 +7,19 @@ from conftest import ROOT
 
 
 def bench(stack, *args):
-    return subprocess.run([str(ROOT / "scripts/bench.sh"), *args], env=stack.env, text=True, capture_output=True,
-                          timeout=600)
+    return subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), *args], env=stack.env, text=True, capture_output=True, timeout=600
+    )
 
 
 def test_bench_runs_a_scenario_and_writes_the_report(stack):
-    r = subprocess.run([str(ROOT / "scripts/bench.sh"), "--native", "-e", "DURATION=3s", "-e", "SCALE=0.1"],
-                       env=dict(stack.env, RUN_ID="bench-test-run"), text=True, capture_output=True, timeout=600)
+    r = subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", "-e", "DURATION=3s", "-e", "SCALE=0.1"],
+        env=dict(stack.env, RUN_ID="bench-test-run"),
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     report = ROOT / "reports/bench-test-run/report.md"
     assert report.exists() and "Workload TPS (In + Out)" in report.read_text()
@@ -22,17 +29,38 @@ def test_bench_runs_a_scenario_and_writes_the_report(stack):
 def test_bench_rejects_bad_input_before_any_load(stack):
     r = bench(stack, "--broker", "hivemq")
     assert r.returncode != 0 and "unknown broker 'hivemq'" in r.stderr
-    r = subprocess.run([str(ROOT / "scripts/bench.sh"), "--native", "-e", "QOS=3"], env=dict(stack.env, RUN_ID="bench-bad-qos"),
-                       text=True, capture_output=True, timeout=600)
+    r = subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", "-e", "QOS=3"],
+        env=dict(stack.env, RUN_ID="bench-bad-qos"),
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert r.returncode != 0 and 'QOS="3" is invalid' in r.stderr.replace('\\"', '"')
     assert not (ROOT / "reports/raw/bench-bad-qos.json").exists()
 
 
 def test_generator_benchmark_script_runs(stack, tmp_path):
-    """scripts/bench-extension.py (issue 3's figures) in its quick form: it runs, and its figures hang together."""
-    out = tmp_path / "bench.json"
-    r = subprocess.run(["python3", str(ROOT / "scripts/bench-extension.py"), "--quick", "--url", stack.mqtt_url,
-                        "--json", str(out)], env=stack.env, text=True, capture_output=True, timeout=600)
+    """The generator benchmark (delivered messages per CPU-second, RSS per connection) in its quick
+    form: it runs, and its figures hang together."""
+    out, page = tmp_path / "bench.json", tmp_path / "benchmarks.md"
+    r = subprocess.run(
+        [
+            "python3",
+            str(ROOT / "scripts/bench-extension.py"),
+            "--quick",
+            "--url",
+            stack.mqtt_url,
+            "--json",
+            str(out),
+            "--docs",
+            str(page),
+        ],
+        env=stack.env,
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     figures = json.loads(out.read_text())
     readers = {t["reader"] for t in figures["throughput"]}
@@ -40,5 +68,15 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     for t in figures["throughput"]:
         assert t["delivered"] > 0 and t["lost"] == 0 and t["delivered_per_cpu_second"] > 0, t
         assert 0 < t["latency_p50_ms"] <= t["latency_p99_ms"], t
+    # The docs page it writes carries the same figures, with date, machine and command.
+    text = page.read_text()
+    for line in (
+        "- date: ",
+        "- machine: ",
+        "- command: `scripts/bench-extension.py --quick --docs",
+        "RSS per idle connection",
+    ):
+        assert line in text, text
+    assert f"{figures['throughput'][0]['delivered']:,}" in text
     assert 0 < figures["idle"]["kb_per_connection"] < 20
     assert "msg per CPU-second" in r.stdout and "KB per connection" in r.stdout

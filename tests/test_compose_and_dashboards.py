@@ -1,24 +1,28 @@
-"""Issue 5: compose.yaml validates for every profile with the real compose
+"""compose.yaml validates for every profile with the real compose
 plugin; its structure is checked; every dashboard query runs against the
 real InfluxDB of the native stack after a real k6 run."""
+
 import json
 import re
 import subprocess
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, lib_value, run_k6, wait_until
+from conftest import ROOT, lib_value, run_k6
 
 BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
 DASHBOARDS = ROOT / "grafana/dashboards"
 
 
 def compose(*args):
-    return subprocess.run([lib_value("compose_bin"), "--project-directory", str(ROOT), "-f", str(ROOT / "compose.yaml"),
-                           *args], capture_output=True, text=True)
+    return subprocess.run(
+        [lib_value("compose_bin"), "--project-directory", str(ROOT), "-f", str(ROOT / "compose.yaml"), *args],
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +69,16 @@ def test_images_are_pinned_once_in_env():
     text = (ROOT / "compose.yaml").read_text()
     assert not re.search(r"image:\s*[\w./-]+:(?!\$)", text), "an image tag is written in compose.yaml, not .env"
     env = (ROOT / ".env").read_text()
-    for key in ["INFLUXDB_IMAGE", "TELEGRAF_IMAGE", "GRAFANA_IMAGE", "NODE_EXPORTER_IMAGE", "MOSQUITTO_IMAGE",
-                "EMQX_IMAGE", "NANOMQ_IMAGE", "VERNEMQ_IMAGE"]:
+    for key in [
+        "INFLUXDB_IMAGE",
+        "TELEGRAF_IMAGE",
+        "GRAFANA_IMAGE",
+        "NODE_EXPORTER_IMAGE",
+        "MOSQUITTO_IMAGE",
+        "EMQX_IMAGE",
+        "NANOMQ_IMAGE",
+        "VERNEMQ_IMAGE",
+    ]:
         assert re.search(rf"^{key}=\S+:\S+$", env, re.M), key
 
 
@@ -114,21 +126,32 @@ def bind(query, start, run_id, scenario):
     """What Grafana does: the v record and the template variables."""
     q = query.replace("${run_id}", run_id).replace("${broker}", "mosquitto").replace("${scenario}", scenario)
     lines = q.split("\n")
-    imports = [l for l in lines if l.startswith("import ")]
-    rest = [l for l in lines if not l.startswith("import ")]
-    v = (f'v = {{timeRangeStart: {start}, timeRangeStop: now(), windowPeriod: 2s, '
-         f'defaultBucket: "mqtt-bench", organization: "mqtt-bench"}}')
+    imports = [line for line in lines if line.startswith("import ")]
+    rest = [line for line in lines if not line.startswith("import ")]
+    v = (
+        f"v = {{timeRangeStart: {start}, timeRangeStop: now(), windowPeriod: 2s, "
+        f'defaultBucket: "mqtt-bench", organization: "mqtt-bench"}}'
+    )
     return "\n".join(imports + [v] + rest)
 
 
 @pytest.fixture(scope="module")
 def filled_run(stack, k6_bin, tmp_path_factory):
     """A real scenario run through k6 -> Telegraf -> InfluxDB, with steps."""
-    start = (datetime.now(timezone.utc) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    start = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     run_id = f"dash-{int(time.time())}"
-    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/p2p.js", out=stack.k6_out,
-                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.2", "STEPS": "100:3s,200:3s",
-                       "RESULTS_DIR": str(tmp_path_factory.mktemp("res"))})
+    p, _ = run_k6(
+        k6_bin,
+        ROOT / "k6/scenarios/p2p.js",
+        out=stack.k6_out,
+        env={
+            "MQTT_URL": stack.mqtt_url,
+            "RUN_ID": run_id,
+            "SCALE": "0.2",
+            "STEPS": "100:3s,200:3s",
+            "RESULTS_DIR": str(tmp_path_factory.mktemp("res")),
+        },
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     time.sleep(8)  # Telegraf flushes every second; host inputs every second
     return start, run_id

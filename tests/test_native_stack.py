@@ -1,5 +1,6 @@
-"""Issue 2: the native stack collects host, broker and k6 metrics into a real
+"""The native stack collects host, broker and k6 metrics into a real
 InfluxDB through the real Telegraf, with the configs compose mounts."""
+
 import os
 import subprocess
 import time
@@ -11,52 +12,69 @@ from conftest import ROOT, TEST_PORTS, Stack, wait_until
 
 
 def measurement_counts(stack, start="-2m"):
-    rows = stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:{start})
-      |> group(columns:["_measurement"]) |> count() |> keep(columns:["_measurement","_value"])''')
+    rows = stack.flux(f"""from(bucket:"mqtt-bench") |> range(start:{start})
+      |> group(columns:["_measurement"]) |> count() |> keep(columns:["_measurement","_value"])""")
     return {r["_measurement"]: int(r["_value"]) for r in rows}
 
 
 def test_stack_collects_host_broker_and_node_exporter_metrics(stack):
     # 1,000 messages through the broker.
     lines = "\n".join(str(i) for i in range(1000)) + "\n"
-    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", TEST_PORTS["MQTT_PORT"], "-q", "1",
-                    "-t", "stack-test", "-l"], input=lines, text=True, check=True, timeout=30)
+    subprocess.run(
+        ["mosquitto_pub", "-h", "127.0.0.1", "-p", TEST_PORTS["MQTT_PORT"], "-q", "1", "-t", "stack-test", "-l"],
+        input=lines,
+        text=True,
+        check=True,
+        timeout=30,
+    )
     t0 = time.time()
 
     def collected():
-        rec = stack.flux('''from(bucket:"mqtt-bench") |> range(start:-2m)
+        rec = stack.flux("""from(bucket:"mqtt-bench") |> range(start:-2m)
           |> filter(fn:(r) => r._measurement == "mosquitto_sys" and r.topic == "$SYS/broker/messages/received")
-          |> last()''')
-        cpu = stack.flux('''from(bucket:"mqtt-bench") |> range(start:-2m)
-          |> filter(fn:(r) => r._measurement == "procstat" and r._field == "cpu_usage") |> max()''')
+          |> last()""")
+        cpu = stack.flux("""from(bucket:"mqtt-bench") |> range(start:-2m)
+          |> filter(fn:(r) => r._measurement == "procstat" and r._field == "cpu_usage") |> max()""")
         got = measurement_counts(stack)
-        ok = (rec and float(rec[0]["_value"]) >= 1000 and cpu and float(cpu[0]["_value"]) > 0
-              and got.get("cpu") and got.get("mem") and got.get("prometheus"))
+        ok = (
+            rec
+            and float(rec[0]["_value"]) >= 1000
+            and cpu
+            and float(cpu[0]["_value"]) > 0
+            and got.get("cpu")
+            and got.get("mem")
+            and got.get("prometheus")
+        )
         return (rec, cpu, got) if ok else None
 
     assert wait_until(collected, timeout=20), f"not all metrics arrived: {measurement_counts(stack)}"
     assert time.time() - t0 < 20
     # The host CPU series the reports use: cpu-total usage_idle.
-    idle = stack.flux('''from(bucket:"mqtt-bench") |> range(start:-2m)
-      |> filter(fn:(r) => r._measurement == "cpu" and r.cpu == "cpu-total" and r._field == "usage_idle") |> last()''')
+    idle = stack.flux("""from(bucket:"mqtt-bench") |> range(start:-2m)
+      |> filter(fn:(r) => r._measurement == "cpu" and r.cpu == "cpu-total" and r._field == "usage_idle") |> last()""")
     assert idle and 0 <= float(idle[0]["_value"]) <= 100
-    mem = stack.flux('''from(bucket:"mqtt-bench") |> range(start:-2m)
-      |> filter(fn:(r) => r._measurement == "mem" and (r._field == "used" or r._field == "used_percent")) |> last()''')
+    mem = stack.flux("""from(bucket:"mqtt-bench") |> range(start:-2m)
+      |> filter(fn:(r) => r._measurement == "mem" and (r._field == "used" or r._field == "used_percent")) |> last()""")
     assert {r["_field"] for r in mem} == {"used", "used_percent"}
-    node = stack.flux('''from(bucket:"mqtt-bench") |> range(start:-2m)
-      |> filter(fn:(r) => r._measurement == "prometheus" and r._field == "node_load1") |> last()''')
+    node = stack.flux("""from(bucket:"mqtt-bench") |> range(start:-2m)
+      |> filter(fn:(r) => r._measurement == "prometheus" and r._field == "node_load1") |> last()""")
     assert node, "no node_exporter series"
 
 
 def test_v1_listener_point_reads_back_with_flux_and_influxql(stack):
     marker = f"probe{int(time.time() * 1000)}"
-    r = requests.post(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write", params={"db": "k6"},
-                      data=f"listener_probe,marker={marker} value=42", timeout=10)
+    r = requests.post(
+        f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write",
+        params={"db": "k6"},
+        data=f"listener_probe,marker={marker} value=42",
+        timeout=10,
+    )
     assert r.status_code == 204, r.text
 
     def flux_rows():
         return stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:-5m)
           |> filter(fn:(r) => r._measurement == "listener_probe" and r.marker == "{marker}")''')
+
     rows = wait_until(flux_rows, timeout=20)
     assert rows and float(rows[0]["_value"]) == 42
 
@@ -67,8 +85,8 @@ def test_v1_listener_point_reads_back_with_flux_and_influxql(stack):
 
 def test_series_tags_stay_low_cardinality(stack):
     # No per-client or per-pid tag may reach InfluxDB.
-    rows = stack.flux('''import "influxdata/influxdb/schema"
-      schema.tagKeys(bucket:"mqtt-bench", start:-10m)''')
+    rows = stack.flux("""import "influxdata/influxdb/schema"
+      schema.tagKeys(bucket:"mqtt-bench", start:-10m)""")
     keys = {r["_value"] for r in rows}
     assert not keys & {"pid", "client_id", "clientid", "vu", "iter"}, keys
 
@@ -162,8 +180,12 @@ def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
 
     stop(influxd)
     try:
-        r = requests.post(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write", params={"db": "k6"},
-                          data=f"outage_probe,marker={marker} value=7", timeout=10)
+        r = requests.post(
+            f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write",
+            params={"db": "k6"},
+            data=f"outage_probe,marker={marker} value=7",
+            timeout=10,
+        )
         assert r.status_code == 204
         time.sleep(2)  # accepted into Telegraf's buffer; its writes fail (connection refused)
         stop(telegraf)
@@ -175,5 +197,6 @@ def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
     def arrived():
         return stack.flux(f'''from(bucket:"mqtt-bench") |> range(start:-10m)
           |> filter(fn:(r) => r._measurement == "outage_probe" and r.marker == "{marker}")''')
+
     assert wait_until(arrived, timeout=60), "the buffered point was lost"
     assert wait_until(lambda: answers(f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/ping", 204), timeout=30)

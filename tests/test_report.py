@@ -1,18 +1,16 @@
-"""Issue 6: the report, against a real InfluxDB holding a real run."""
+"""The report, against a real InfluxDB holding a real run."""
+
 import json
 import os
 import subprocess
-import sys
 import time
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import UTC, datetime
 
 import pytest
 
+import broker_facts
 from conftest import ROOT, lib_value, run_k6
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from report import tables  # noqa: E402
+from report import tables
 
 
 def report(args, env):
@@ -24,31 +22,48 @@ def report(args, env):
 def step_run(stack, k6_bin, tmp_path_factory):
     raw = tmp_path_factory.mktemp("raw")
     run_id = f"report-steps-{int(time.time())}"
-    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/p2p.js", out=stack.k6_out,
-                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.2",
-                       "STEPS": "300:4s,1000:4s,2500:4s", "RESULTS_DIR": str(raw)})
+    p, _ = run_k6(
+        k6_bin,
+        ROOT / "k6/scenarios/p2p.js",
+        out=stack.k6_out,
+        env={
+            "MQTT_URL": stack.mqtt_url,
+            "RUN_ID": run_id,
+            "SCALE": "0.2",
+            "STEPS": "300:4s,1000:4s,2500:4s",
+            "RESULTS_DIR": str(raw),
+        },
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     time.sleep(4)  # Telegraf's last flush
     env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
-    return {"raw": raw, "run_id": run_id, "env": env, "out": tmp_path_factory.mktemp("reports"),
-            "result": json.loads((raw / f"{run_id}.json").read_text())}
+    return {
+        "raw": raw,
+        "run_id": run_id,
+        "env": env,
+        "out": tmp_path_factory.mktemp("reports"),
+        "result": json.loads((raw / f"{run_id}.json").read_text()),
+    }
 
 
 def make_report(step_run, *extra):
-    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"]), *extra],
-               step_run["env"])
+    r = report(
+        [step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"]), *extra], step_run["env"]
+    )
     assert r.returncode == 0, r.stderr
     d = step_run["out"] / step_run["run_id"]
     return d, json.loads((d / "results.json").read_text()), (d / "report.md").read_text()
 
 
 def iso(ms):
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def flux_mean(stack, start, end, predicate):
-    rows = stack.flux(f'from(bucket: "mqtt-bench") |> range(start: {iso(start)}, stop: {iso(end)})'
-                      f' |> filter(fn: (r) => {predicate}) |> group() |> mean()')
+    rows = stack.flux(
+        f'from(bucket: "mqtt-bench") |> range(start: {iso(start)}, stop: {iso(end)})'
+        f" |> filter(fn: (r) => {predicate}) |> group() |> mean()"
+    )
     return float(rows[0]["_value"])
 
 
@@ -61,14 +76,22 @@ def test_tables_agree_with_result_file_and_influxdb(stack, step_run):
     for k in ("p50", "p75", "p90", "p95", "p99"):
         assert t["mqttbs"]["percentiles"][k] == raw["latency_ms"]["pub_to_sub"][k]
     assert [s["rate"] for s in t["steps"]] == [300, 1000, 2500]
-    for row, step in zip(t["steps"], raw["steps"]):
+    for row, step in zip(t["steps"], raw["steps"], strict=True):
         assert row["achieved_rate"] == pytest.approx(step["achieved_rate"])
         # Average CPU (1 - idle) of the step, computed here straight from InfluxDB.
-        idle = flux_mean(stack, step["start"], step["end"],
-                         'r._measurement == "cpu" and r.cpu == "cpu-total" and r._field == "usage_idle" and r.broker == "mosquitto"')
+        idle = flux_mean(
+            stack,
+            step["start"],
+            step["end"],
+            'r._measurement == "cpu" and r.cpu == "cpu-total" and r._field == "usage_idle" and r.broker == "mosquitto"',
+        )
         assert row["cpu_avg"] == pytest.approx(100 - idle, abs=0.5)
-        mem = flux_mean(stack, step["start"], step["end"],
-                        'r._measurement == "mem" and r._field == "used_percent" and r.broker == "mosquitto"')
+        mem = flux_mean(
+            stack,
+            step["start"],
+            step["end"],
+            'r._measurement == "mem" and r._field == "used_percent" and r.broker == "mosquitto"',
+        )
         assert row["mem_avg"] == pytest.approx(mem, abs=0.05)
         assert row["tps_in"] == pytest.approx(step["sent"] / ((step["end"] - step["start"]) / 1000))
     # The markdown shows the same numbers, rounded.
@@ -77,6 +100,8 @@ def test_tables_agree_with_result_file_and_influxdb(stack, step_run):
     assert "Workload TPS (In + Out) | Average CPU Usage % (1 - Idle)" in md
     assert "Actual msg rate" in md and "| p50 | p75 | p90 | p95 | p99 |" in md
     assert "## Full disclosure" in md and "net.core.somaxconn" in md and "v1.8.1" in md
+    # The broker's facts, as its README shows them (one source: brokers/mosquitto/broker.toml).
+    assert broker_facts.markdown(broker_facts.load("mosquitto")) in md
     assert t["generator"]["shares_broker_host"] and "load generator ran on the broker's host" in md
     # How many messages carry a later message's receive time (the poller's bound), from the result file.
     shared = c["mqtt_receives_shared_read"]
@@ -99,8 +124,31 @@ def test_capacity_search_picks_the_right_step(stack, step_run):
     assert t3["capacity"]["recommended"] is None and "no step stayed at or under" in md3
 
 
+def test_basic_set_summary_has_the_reports_figures(step_run, tmp_path):
+    """scripts/bench-basic-set.sh's summary: one row per result file, with the
+    report's success and latency figures; other JSON files are skipped."""
+    raw = step_run["result"]
+    (tmp_path / "run.json").write_text(json.dumps(raw))
+    (tmp_path / "other.json").write_text("[]")
+    py = lib_value('echo "$CACHE/venv/current/bin/python"')
+    r = subprocess.run(
+        [py, "-m", "report.basic_set", str(tmp_path)], cwd=ROOT / "scripts", text=True, capture_output=True
+    )
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads((tmp_path / "basic-set.json").read_text())
+    lat = raw["latency_ms"]["pub_to_sub"]
+    assert row["scenario"] == raw["scenario"] and row["passed"] == raw["passed"]
+    assert row["published"] == raw["counts"]["mqtt_publishes"] and row["lost"] == 0
+    assert row["delivery_success_pct"] == 100.0 and row["connection_success_pct"] == 100.0
+    assert (row["latency_avg_ms"], row["latency_p99_ms"]) == (lat["avg"], lat["p99"])
+    assert row["achieved_rate"] == pytest.approx(sum(s["achieved_rate"] for s in raw["steps"]))
+    assert f"{raw['scenario']:24} PASS" in r.stdout and f"results: {tmp_path}/basic-set.json" in r.stdout
+
+
 def test_capacity_rule():
-    row = lambda rate, cpu, ok=True: {"rate": rate, "tps": 2 * rate, "cpu_avg": cpu, "passed": ok}  # noqa: E731
+    def row(rate, cpu, ok=True):
+        return {"rate": rate, "tps": 2 * rate, "cpu_avg": cpu, "passed": ok}
+
     rows = [row(1000, 30), row(2000, 55), row(3000, 74.9), row(4000, 80), row(5000, 95)]
     assert tables.capacity(rows, 75, True)["recommended"]["rate"] == 3000
     rows[2]["passed"] = False  # a step failing its checks is not recommended
@@ -110,6 +158,7 @@ def test_capacity_rule():
 
 def test_charts_are_non_empty_images(step_run):
     import matplotlib.image as mpimg
+
     d, t, _ = make_report(step_run)
     assert set(t["charts"]) == {"throughput", "latency", "cpu", "memory", "knee"}
     for name in t["charts"].values():
@@ -143,12 +192,23 @@ def test_unknown_run_is_a_clear_error(step_run):
 
 def test_compare_mode(stack, k6_bin, step_run):
     other = f"report-qos0-{int(time.time())}"
-    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/p2p.js", out=stack.k6_out,
-                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": other, "SCALE": "0.2", "QOS": "0", "DURATION": "4s",
-                       "RESULTS_DIR": str(step_run["raw"])})
+    p, _ = run_k6(
+        k6_bin,
+        ROOT / "k6/scenarios/p2p.js",
+        out=stack.k6_out,
+        env={
+            "MQTT_URL": stack.mqtt_url,
+            "RUN_ID": other,
+            "SCALE": "0.2",
+            "QOS": "0",
+            "DURATION": "4s",
+            "RESULTS_DIR": str(step_run["raw"]),
+        },
+    )
     assert p.returncode == 0
-    r = report([step_run["run_id"], other, "--results", str(step_run["raw"]), "--out", str(step_run["out"])],
-               step_run["env"])
+    r = report(
+        [step_run["run_id"], other, "--results", str(step_run["raw"]), "--out", str(step_run["out"])], step_run["env"]
+    )
     assert r.returncode == 0, r.stderr
     cmp_dir = sorted(step_run["out"].glob("compare-*"))[-1]
     md = (cmp_dir / "compare.md").read_text()
@@ -160,9 +220,19 @@ def test_connection_scenario_report(stack, k6_bin, tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
     run_id = f"report-conn-{int(time.time())}"
-    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/conn.js", out=stack.k6_out,
-                  env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.1", "CONNECT_RATE": "200",
-                       "DURATION": "3s", "RESULTS_DIR": str(raw)})
+    p, _ = run_k6(
+        k6_bin,
+        ROOT / "k6/scenarios/conn.js",
+        out=stack.k6_out,
+        env={
+            "MQTT_URL": stack.mqtt_url,
+            "RUN_ID": run_id,
+            "SCALE": "0.1",
+            "CONNECT_RATE": "200",
+            "DURATION": "3s",
+            "RESULTS_DIR": str(raw),
+        },
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
     r = report([run_id, "--results", str(raw), "--out", str(tmp_path)], env)

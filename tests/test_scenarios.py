@@ -1,10 +1,11 @@
-"""Issue 4: every scenario of k6/scenarios runs at a reduced SCALE against
+"""Every scenario of k6/scenarios runs at a reduced SCALE against
 real Mosquitto with its thresholds passing, and writes its result file."""
+
 import json
-import os
 import socket
 import subprocess
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,14 @@ def test_every_scenario_is_covered():
 
 
 def scenario_env(stack, tmp_path, name, **extra):
-    return {"MQTT_URL": stack.mqtt_url, "DURATION": "3s", "RESULTS_DIR": str(tmp_path),
-            "RUN_ID": f"test-{name}-{int(time.time() * 1000)}", **REDUCED[name], **extra}
+    return {
+        "MQTT_URL": stack.mqtt_url,
+        "DURATION": "3s",
+        "RESULTS_DIR": str(tmp_path),
+        "RUN_ID": f"test-{name}-{int(time.time() * 1000)}",
+        **REDUCED[name],
+        **extra,
+    }
 
 
 def run_scenario(k6_bin, stack, tmp_path, name, **extra):
@@ -61,9 +68,11 @@ def broker_b(stack, tmp_path_factory):
     conf.write_text(text)
     proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+
         def up():
             with socket.socket() as s:
                 return s.connect_ex(("127.0.0.1", port)) == 0
+
         assert wait_until(up, timeout=10)
         time.sleep(1.5)  # the bridge connects to A
         yield f"mqtt://127.0.0.1:{port}"
@@ -102,8 +111,21 @@ def test_qos_family_at_qos_0_and_2(stack, k6_bin, tmp_path, qos):
 def test_result_file_is_self_describing(stack, k6_bin, tmp_path):
     p, r = run_scenario(k6_bin, stack, tmp_path, "p2p-1K-1K-1K-1K")
     assert p.returncode == 0
-    for key in ("run_id", "scenario", "broker", "started_at", "ended_at", "parameters", "versions", "host",
-                "thresholds", "counts", "latency_ms", "steps", "timeline"):
+    for key in (
+        "run_id",
+        "scenario",
+        "broker",
+        "started_at",
+        "ended_at",
+        "parameters",
+        "versions",
+        "host",
+        "thresholds",
+        "counts",
+        "latency_ms",
+        "steps",
+        "timeline",
+    ):
         assert r.get(key) is not None, key
     assert r["parameters"]["qos"] == 1 and r["parameters"]["payload"] == 16 and r["parameters"]["keepalive"] == 300
     assert r["versions"]["k6"] == "v1.8.1" and r["versions"]["extension"]
@@ -117,7 +139,7 @@ def test_step_load_records_step_boundaries(stack, k6_bin, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     steps = r["steps"]
     assert [s["rate"] for s in steps] == [100, 300, 600]
-    for a, b in zip(steps, steps[1:]):
+    for a, b in pairwise(steps):
         assert a["end"] <= b["start"]
     assert all(s["end"] - s["start"] >= 2000 for s in steps)
 
@@ -130,18 +152,25 @@ def test_generator_that_cannot_keep_up_fails_loudly(stack, k6_bin, tmp_path):
     assert r["thresholds"]["mqtt_rate_achieved_ratio value>=0.95"] is False
 
 
-@pytest.mark.parametrize("var,value,message", [
-    ("QOS", "3", "QOS=\"3\" is invalid: expected one of 0, 1, 2"),
-    ("RATE", "-5", "RATE=\"-5\" is invalid"),
-    ("MQTT_VERSION", "4.2", "MQTT_VERSION=\"4.2\" is invalid"),
-    ("MQTT_URL", "http://127.0.0.1:1883", "MQTT_URL=\"http://127.0.0.1:1883\" is invalid"),
-    ("DURATION", "soon", "DURATION=\"soon\" is invalid"),
-    ("SCALE", "0", "SCALE=\"0\" is invalid"),
-    ("STEPS", "100", "STEPS=\"100\" is invalid"),
-])
+@pytest.mark.parametrize(
+    "var,value,message",
+    [
+        ("QOS", "3", 'QOS="3" is invalid: expected one of 0, 1, 2'),
+        ("RATE", "-5", 'RATE="-5" is invalid'),
+        ("MQTT_VERSION", "4.2", 'MQTT_VERSION="4.2" is invalid'),
+        ("MQTT_URL", "http://127.0.0.1:1883", 'MQTT_URL="http://127.0.0.1:1883" is invalid'),
+        ("DURATION", "soon", 'DURATION="soon" is invalid'),
+        ("SCALE", "0", 'SCALE="0" is invalid'),
+        ("STEPS", "100", 'STEPS="100" is invalid'),
+    ],
+)
 def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connection_counter, var, value, message):
-    env = {"MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}", "DURATION": "2s", "RESULTS_DIR": str(tmp_path),
-           var: value}
+    env = {
+        "MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}",
+        "DURATION": "2s",
+        "RESULTS_DIR": str(tmp_path),
+        var: value,
+    }
     p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=env)
     connection_counter.close()
     assert p.returncode != 0

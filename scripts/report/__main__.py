@@ -2,13 +2,16 @@
 
 One run (default: the latest) -> reports/<run_id>/report.md, charts, results.json.
 Several runs -> also a comparison: reports/compare-<time>/compare.md."""
+
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
+
+import broker_facts
 
 from . import charts, tables
 from .influx import Influx
@@ -41,13 +44,19 @@ def report_one(run, influx, influx_problem, args):
     k = charts.knee(out, t["steps"], args.cpu_target)
     if k:
         made["knee"] = k
-    readme = ROOT / "brokers" / run["broker"] / "README.md"
-    broker_table = "\n".join(l for l in readme.read_text().splitlines() if l.startswith("|")) if readme.exists() else ""
+    facts = broker_facts.load(run["broker"])
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
     env.globals["mb"] = mb
     text = env.get_template("report.md.j2").render(
-        t=t, run=run.data, res=res, charts=made, broker_readme=broker_table, run_path=run.path,
-        influx_url=influx.url if influx else None, now=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        t=t,
+        run=run.data,
+        res=res,
+        charts=made,
+        broker_facts=broker_facts.markdown(facts) if facts else None,
+        run_path=run.path,
+        influx_url=influx.url if influx else None,
+        now=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
     (out / "report.md").write_text(text)
     t["charts"] = made
     (out / "results.json").write_text(json.dumps(t, indent=1, default=str))
@@ -63,34 +72,59 @@ def compare(results, args):
     rows = []
     for t, run in results:
         best = t["capacity"]["recommended"] or (t["steps"][-1] if t["steps"] else {})
-        rows.append({"run_id": t["run_id"], "scenario": t["scenario"], "broker": t["broker"],
-                     "qos": run["parameters"]["qos"], "payload": run["parameters"]["payload"],
-                     "tps": best.get("tps"), "cpu_avg": best.get("cpu_avg"), "mem_avg": best.get("mem_avg"),
-                     "broker_cpu_avg": best.get("broker_cpu_avg"),
-                     "latency_avg": tables.latency(run).get("avg"),
-                     "latency_p99": tables.latency(run).get("p99"),
-                     "delivery_success_pct": t["success"]["delivery_success_pct"], "passed": t["passed"]})
-    out = Path(args.out) / ("compare-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+        rows.append(
+            {
+                "run_id": t["run_id"],
+                "scenario": t["scenario"],
+                "broker": t["broker"],
+                "qos": run["parameters"]["qos"],
+                "payload": run["parameters"]["payload"],
+                "tps": best.get("tps"),
+                "cpu_avg": best.get("cpu_avg"),
+                "mem_avg": best.get("mem_avg"),
+                "broker_cpu_avg": best.get("broker_cpu_avg"),
+                "latency_avg": tables.latency(run).get("avg"),
+                "latency_p99": tables.latency(run).get("p99"),
+                "delivery_success_pct": t["success"]["delivery_success_pct"],
+                "passed": t["passed"],
+            }
+        )
+    out = Path(args.out) / ("compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"))
     out.mkdir(parents=True, exist_ok=True)
     chart = charts.compare(out, rows)
-    f = lambda x, d=1: "n/a" if x is None else f"{x:,.{d}f}"  # noqa: E731
-    lines = ["# Comparison", "",
-             "| Run | Broker | Scenario | QoS | Payload B | TPS (In + Out) | Avg CPU % (1 - Idle) | Broker CPU % | Avg Memory % | Avg Latency ms | P99 Latency ms | Delivery success % | Thresholds |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(x, d=1):
+        return "n/a" if x is None else f"{x:,.{d}f}"
+
+    lines = [
+        "# Comparison",
+        "",
+        "| Run | Broker | Scenario | QoS | Payload B | TPS (In + Out) | Avg CPU % (1 - Idle) | Broker CPU % "
+        "| Avg Memory % | Avg Latency ms | P99 Latency ms | Delivery success % | Thresholds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['run_id']} | {r['broker']} | {r['scenario']} | {r['qos']} | {r['payload']} | {f(r['tps'], 0)} | "
-                     f"{f(r['cpu_avg'], 2)} | {f(r['broker_cpu_avg'], 2)} | {f(r['mem_avg'], 2)} | {f(r['latency_avg'], 3)} | "
-                     f"{f(r['latency_p99'], 3)} | {f(r['delivery_success_pct'], 3)} | {'pass' if r['passed'] else 'FAIL'} |")
-    lines += ["", "TPS, CPU and memory are those of each run's recommended step (or its last step).", "",
-              f"![comparison]({chart})", ""]
+        lines.append(
+            f"| {r['run_id']} | {r['broker']} | {r['scenario']} | {r['qos']} | {r['payload']} | {f(r['tps'], 0)} | "
+            f"{f(r['cpu_avg'], 2)} | {f(r['broker_cpu_avg'], 2)} | {f(r['mem_avg'], 2)} | {f(r['latency_avg'], 3)} | "
+            f"{f(r['latency_p99'], 3)} | {f(r['delivery_success_pct'], 3)} | {'pass' if r['passed'] else 'FAIL'} |"
+        )
+    lines += [
+        "",
+        "TPS, CPU and memory are those of each run's recommended step (or its last step).",
+        "",
+        f"![comparison]({chart})",
+        "",
+    ]
     (out / "compare.md").write_text("\n".join(lines))
     (out / "results.json").write_text(json.dumps(rows, indent=1))
     print(f"comparison: {out / 'compare.md'}")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="scripts/report.sh", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="scripts/report.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("run_ids", nargs="*", help="run ids (default: the latest run)")
     ap.add_argument("--results", action="append", help="directory of result files (default: reports/)")
     ap.add_argument("--out", default=str(ROOT / "reports"))
@@ -112,8 +146,11 @@ def main(argv=None):
             print(f"error: {e}", file=sys.stderr)
             return 2
         except (KeyError, TypeError, ValueError) as e:
-            print(f"error: the result file {run.path} is not in the expected format ({e.__class__.__name__}: {e}); "
-                  "rerun the scenario with this version of k6/lib", file=sys.stderr)
+            print(
+                f"error: the result file {run.path} is not in the expected format ({e.__class__.__name__}: {e}); "
+                "rerun the scenario with this version of k6/lib",
+                file=sys.stderr,
+            )
             return 2
     if len(done) > 1:
         compare(done, args)

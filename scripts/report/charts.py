@@ -1,5 +1,6 @@
 """PNG charts of a run (matplotlib, no display)."""
-from datetime import datetime, timezone
+
+from datetime import UTC, datetime
 
 import matplotlib
 
@@ -8,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def _t(ms):
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 def _save(fig, path):
@@ -36,16 +37,35 @@ def _lines(path, title, ylabel, series):
 
 def run_charts(out, run, res):
     tl = run.data.get("timeline") or []
-    col = lambda k: [(r["t"], r[k]) for r in tl if r.get(k) is not None]  # noqa: E731
+
+    def col(k):
+        return [(r["t"], r[k]) for r in tl if r.get(k) is not None]
+
     made = {
-        "throughput": _lines(out / "throughput.png", "Throughput", "msg/s",
-                             [("in (published)", col("published")), ("out (received)", col("received"))]),
-        "latency": _lines(out / "latency.png", "Pub-to-sub latency per second", "ms",
-                          [("p50", col("latency_p50_ms")), ("p99", col("latency_p99_ms")), ("max", col("latency_max_ms"))]),
-        "cpu": _lines(out / "cpu.png", "CPU", "% (host: 1 - idle; broker: of one core)",
-                      [("host", res.host_cpu), ("broker process", res.broker_cpu)]),
-        "memory": _lines(out / "memory.png", "Memory", "%  /  MB",
-                         [("host used %", res.mem_pct), ("broker RSS MB", [(t, v / 2**20) for t, v in res.broker_rss])]),
+        "throughput": _lines(
+            out / "throughput.png",
+            "Throughput",
+            "msg/s",
+            [("in (published)", col("published")), ("out (received)", col("received"))],
+        ),
+        "latency": _lines(
+            out / "latency.png",
+            "Pub-to-sub latency per second",
+            "ms",
+            [("p50", col("latency_p50_ms")), ("p99", col("latency_p99_ms")), ("max", col("latency_max_ms"))],
+        ),
+        "cpu": _lines(
+            out / "cpu.png",
+            "CPU",
+            "% (host: 1 - idle; broker: of one core)",
+            [("host", res.host_cpu), ("broker process", res.broker_cpu)],
+        ),
+        "memory": _lines(
+            out / "memory.png",
+            "Memory",
+            "%  /  MB",
+            [("host used %", res.mem_pct), ("broker RSS MB", [(t, v / 2**20) for t, v in res.broker_rss])],
+        ),
     }
     return {k: v for k, v in made.items() if v}
 
@@ -80,7 +100,7 @@ def compare(out, reports):
     labels = [f"{r['broker']}\n{r['scenario']}\nQoS {r['qos']}" for r in reports]
     metrics = [("TPS (in + out)", "tps"), ("avg CPU % (1 - idle)", "cpu_avg"), ("p99 latency ms", "latency_p99")]
     fig, axes = plt.subplots(1, 3, figsize=(12, 4))
-    for ax, (title, key) in zip(axes, metrics):
+    for ax, (title, key) in zip(axes, metrics, strict=True):
         ax.bar(range(len(reports)), [r[key] or 0 for r in reports], color="tab:blue")
         ax.set_xticks(range(len(reports)))
         ax.set_xticklabels(labels, fontsize=7)

@@ -1,51 +1,62 @@
 """The InfluxDB side of a run: host and broker resources, through the
-official client. Every query is bounded by the run's window."""
+official client. Every query is bounded by the run's window; the filters are
+those of the dashboards (flux_filters.py)."""
+
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from influxdb_client import InfluxDBClient
 
-from .results import MissingData
+import flux_filters as ff
 
-BROKER_CPU = ('(r._measurement == "procstat" and r._field == "cpu_usage") or '
-              '(r._measurement == "docker_container_cpu" and r._field == "usage_percent" and r.cpu == "cpu-total")')
-BROKER_RSS = ('(r._measurement == "procstat" and r._field == "memory_rss") or '
-              '(r._measurement == "docker_container_mem" and r._field == "usage")')
+from .results import MissingData
 
 
 def _iso(ms):
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Influx:
     def __init__(self, url, token, org, bucket):
         if not token:
-            raise MissingData("INFLUX_TOKEN is not set, so host and broker metrics are missing: "
-                              "scripts/stack.sh up (or scripts/compose.sh init) writes it to .env.local")
+            raise MissingData(
+                "INFLUX_TOKEN is not set, so host and broker metrics are missing: "
+                "scripts/stack.sh up (or scripts/compose.sh init) writes it to .env.local"
+            )
         self.url, self.org, self.bucket = url, org, bucket
         self.client = InfluxDBClient(url=url, token=token, org=org, timeout=30_000)
         try:
             if not self.client.ping():
-                raise MissingData(f"InfluxDB at {url} does not answer, so host and broker metrics are missing: "
-                                  "start it (scripts/stack.sh up) or set INFLUX_URL")
+                raise MissingData(
+                    f"InfluxDB at {url} does not answer, so host and broker metrics are missing: "
+                    "start it (scripts/stack.sh up) or set INFLUX_URL"
+                )
         except MissingData:
             raise
         except Exception as e:  # the client raises several kinds for a refused connection
-            raise MissingData(f"InfluxDB at {url} is unreachable ({e.__class__.__name__}), so host and broker "
-                              "metrics are missing: start it (scripts/stack.sh up) or set INFLUX_URL") from None
+            raise MissingData(
+                f"InfluxDB at {url} is unreachable ({e.__class__.__name__}), so host and broker "
+                "metrics are missing: start it (scripts/stack.sh up) or set INFLUX_URL"
+            ) from None
 
     @classmethod
     def from_env(cls):
         port = os.environ.get("INFLUXDB_PORT", "8086")
-        return cls(os.environ.get("INFLUX_URL", f"http://127.0.0.1:{port}"), os.environ.get("INFLUX_TOKEN"),
-                   os.environ.get("INFLUXDB_ORG", "mqtt-bench"), os.environ.get("INFLUXDB_BUCKET", "mqtt-bench"))
+        return cls(
+            os.environ.get("INFLUX_URL", f"http://127.0.0.1:{port}"),
+            os.environ.get("INFLUX_TOKEN"),
+            os.environ.get("INFLUXDB_ORG", "mqtt-bench"),
+            os.environ.get("INFLUXDB_BUCKET", "mqtt-bench"),
+        )
 
     def series(self, start_ms, end_ms, predicate, every="1s", fn="mean"):
         """[(unix ms, value)] of the points matching predicate, as one series aggregated per `every`."""
-        q = (f'from(bucket: "{self.bucket}")\n'
-             f'  |> range(start: {_iso(start_ms)}, stop: {_iso(end_ms)})\n'
-             f'  |> filter(fn: (r) => {predicate})\n  |> group()\n' +
-             f'  |> aggregateWindow(every: {every}, fn: {fn}, createEmpty: false, timeSrc: "_start")\n')
+        q = (
+            f'from(bucket: "{self.bucket}")\n'
+            f"  |> range(start: {_iso(start_ms)}, stop: {_iso(end_ms)})\n"
+            f"  |> filter(fn: (r) => {predicate})\n  |> group()\n"
+            + f'  |> aggregateWindow(every: {every}, fn: {fn}, createEmpty: false, timeSrc: "_start")\n'
+        )
         out = []
         for table in self.client.query_api().query(q, org=self.org):
             for rec in table.records:
@@ -55,38 +66,38 @@ class Influx:
 
     def host_cpu(self, start, end, broker):
         """CPU % (1 - idle), and user+system %, of the broker host."""
-        base = f'r._measurement == "cpu" and r.cpu == "cpu-total" and r.broker == "{broker}"'
-        idle = self.series(start, end, base + ' and r._field == "usage_idle"')
-        user = dict(self.series(start, end, base + ' and r._field == "usage_user"'))
-        system = dict(self.series(start, end, base + ' and r._field == "usage_system"'))
+        idle = self.series(start, end, ff.host_cpu("usage_idle", broker))
+        user = dict(self.series(start, end, ff.host_cpu("usage_user", broker)))
+        system = dict(self.series(start, end, ff.host_cpu("usage_system", broker)))
         us = sorted((t, user[t] + system[t]) for t in user.keys() & system.keys())
         return [(t, 100.0 - v) for t, v in idle], us
 
     def host_mem(self, start, end, broker):
-        base = f'r._measurement == "mem" and r.broker == "{broker}"'
-        return (self.series(start, end, base + ' and r._field == "used_percent"'),
-                self.series(start, end, base + ' and r._field == "used"'))
+        return (
+            self.series(start, end, ff.host_mem("used_percent", broker)),
+            self.series(start, end, ff.host_mem("used", broker)),
+        )
 
     def broker_process(self, start, end, broker):
-        host = f'r.broker == "{broker}"'
-        return (self.series(start, end, f'{host} and ({BROKER_CPU})'),
-                self.series(start, end, f'{host} and ({BROKER_RSS})'))
+        return (self.series(start, end, ff.broker_cpu(broker)), self.series(start, end, ff.broker_rss(broker)))
 
     def broker_host(self, start, end, broker):
         """What node_exporter says of the broker host: kernel, OS, cores, memory."""
         api = self.client.query_api()
-        base = (f'from(bucket: "{self.bucket}") |> range(start: {_iso(start - 120_000)}, stop: {_iso(end)})'
-                f' |> filter(fn: (r) => r._measurement == "prometheus" and r.source == "node_exporter" and r.broker == "{broker}"')
+
+        def last(field, extra=""):
+            q = (
+                f'from(bucket: "{self.bucket}") |> range(start: {_iso(start - 120_000)}, stop: {_iso(end)})'
+                f" |> filter(fn: (r) => {ff.prometheus(ff.NODE_EXPORTER, field, broker)}{extra}) |> last()"
+            )
+            return [rec for table in api.query(q, org=self.org) for rec in table.records]
+
         info = {}
-        for table in api.query(base + ' and r._field == "node_uname_info") |> last()', org=self.org):
-            for rec in table.records:
-                info.update({k: rec.values.get(k) for k in ("nodename", "sysname", "release", "version", "machine")})
-        cores = set()
-        for table in api.query(base + ' and r._field == "node_cpu_seconds_total" and r.mode == "idle") |> last()', org=self.org):
-            cores |= {rec.values.get("cpu") for rec in table.records}
-        for table in api.query(base + ' and r._field == "node_memory_MemTotal_bytes") |> last()', org=self.org):
-            for rec in table.records:
-                info["mem_total_bytes"] = rec.get_value()
+        for rec in last("node_uname_info"):
+            info.update({k: rec.values.get(k) for k in ("nodename", "sysname", "release", "version", "machine")})
+        cores = {rec.values.get("cpu") for rec in last("node_cpu_seconds_total", f" and {ff.tag('mode', 'idle')}")}
+        for rec in last("node_memory_MemTotal_bytes"):
+            info["mem_total_bytes"] = rec.get_value()
         if cores:
             info["cpus"] = len(cores)
         return info

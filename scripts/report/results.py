@@ -1,4 +1,5 @@
 """Reading the self-describing result files that k6's handleSummary writes."""
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +13,14 @@ class MissingData(Exception):
 
 # Timeline keys of result files written before the extension tagged its
 # fields for JS (same data, other names).
-OLD_TIMELINE_KEYS = {"time": "t", "latency_avg": "latency_avg_ms", "latency_p50": "latency_p50_ms",
-                     "latency_p99": "latency_p99_ms", "latency_max": "latency_max_ms", "send_lag_p99": "send_lag_p99_ms"}
+OLD_TIMELINE_KEYS = {
+    "time": "t",
+    "latency_avg": "latency_avg_ms",
+    "latency_p50": "latency_p50_ms",
+    "latency_p99": "latency_p99_ms",
+    "latency_max": "latency_max_ms",
+    "send_lag_p99": "send_lag_p99_ms",
+}
 
 
 @dataclass
@@ -22,8 +29,9 @@ class Run:
     data: dict
 
     def __post_init__(self):
-        self.data["timeline"] = [{OLD_TIMELINE_KEYS.get(k, k): v for k, v in row.items()}
-                                 for row in self.data.get("timeline") or []]
+        self.data["timeline"] = [
+            {OLD_TIMELINE_KEYS.get(k, k): v for k, v in row.items()} for row in self.data.get("timeline") or []
+        ]
 
     def __getitem__(self, key):
         return self.data[key]
@@ -57,12 +65,16 @@ def find(results_dirs, run_id=None):
         if isinstance(data, dict) and data.get("schema") == SCHEMA:
             runs.append(Run(p, data))
     if not runs:
-        raise MissingData(f"no result files in {', '.join(map(str, results_dirs))}: run a scenario first "
-                          "(scripts/bench.sh, or k6 run k6/scenarios/p2p.js)")
+        raise MissingData(
+            f"no result files in {', '.join(map(str, results_dirs))}: run a scenario first "
+            "(scripts/bench.sh, or k6 run k6/scenarios/p2p.js)"
+        )
     if run_id is None:
         return max(runs, key=lambda r: (r.data.get("ended_at") or "", str(r.path)))
     for r in runs:
         if r.run_id == run_id:
             return r
     known = ", ".join(sorted(r.run_id for r in runs)[-5:])
-    raise MissingData(f"no result file for run {run_id!r} in {', '.join(map(str, results_dirs))} (latest runs: {known})")
+    raise MissingData(
+        f"no result file for run {run_id!r} in {', '.join(map(str, results_dirs))} (latest runs: {known})"
+    )

@@ -1,5 +1,6 @@
 """The numbers of a report: the EMQX guide's per-step table, mqttbs's tables,
 success rates, the generator's share of the host and the capacity search."""
+
 from urllib.parse import urlparse
 
 from .results import MissingData
@@ -30,11 +31,16 @@ class Resources:
         self.mem_pct, self.mem_used = influx.host_mem(start, end, broker)
         self.broker_cpu, self.broker_rss = influx.broker_process(start, end, broker)
         self.broker_host = influx.broker_host(start, end, broker)
-        for name, s in [("host CPU (telegraf cpu)", self.host_cpu), ("host memory (telegraf mem)", self.mem_pct),
-                        ("broker process CPU (procstat or docker)", self.broker_cpu),
-                        ("broker process memory (procstat or docker)", self.broker_rss)]:
+        for name, s in [
+            ("host CPU (telegraf cpu)", self.host_cpu),
+            ("host memory (telegraf mem)", self.mem_pct),
+            ("broker process CPU (procstat or docker)", self.broker_cpu),
+            ("broker process memory (procstat or docker)", self.broker_rss),
+        ]:
             if not s:
-                self.missing.append(f"{name}: no points for broker={broker} between the run's start and end in InfluxDB")
+                self.missing.append(
+                    f"{name}: no points for broker={broker} between the run's start and end in InfluxDB"
+                )
 
 
 def latency(run, kind="pub_to_sub"):
@@ -68,9 +74,13 @@ def step_rows(run, res):
         tl = timeline_between(run, s["start"], s["end"])
         received = sum(r["received"] for r in tl)
         row = {
-            "rate": s["rate"], "payload": s.get("payload"), "seconds": round(secs, 1),
-            "target_rate": s["target_rate"], "achieved_rate": s["achieved_rate"],
-            "tps_in": s["sent"] / secs if secs else None, "tps_out": received / secs if secs else None,
+            "rate": s["rate"],
+            "payload": s.get("payload"),
+            "seconds": round(secs, 1),
+            "target_rate": s["target_rate"],
+            "achieved_rate": s["achieved_rate"],
+            "tps_in": s["sent"] / secs if secs else None,
+            "tps_out": received / secs if secs else None,
             "cpu_avg": mean(within(res.host_cpu, s["start"], s["end"])),
             "mem_avg": mean(within(res.mem_pct, s["start"], s["end"])),
             "broker_cpu_avg": mean(within(res.broker_cpu, s["start"], s["end"])),
@@ -118,8 +128,10 @@ def mqttbs(run, res):
         "pub_rate": c["mqtt_publishes"] / secs if secs else None,
         "sub_rate": c["mqtt_receives"] / secs if secs else None,
         "latency_avg": lat.get("avg"),
-        "cpu_us_max": max(us) if us else None, "cpu_us_avg": mean(us),
-        "mem_used_max": max(used) if used else None, "mem_used_avg": mean(used),
+        "cpu_us_max": max(us) if us else None,
+        "cpu_us_avg": mean(us),
+        "mem_used_max": max(used) if used else None,
+        "mem_used_avg": mean(used),
         "broker_cpu_max": max(within(res.broker_cpu, start, end), default=None),
         "broker_cpu_avg": mean(within(res.broker_cpu, start, end)),
         "broker_rss_max": max(within(res.broker_rss, start, end), default=None),
@@ -133,8 +145,11 @@ def success(run):
     delivered = c["mqtt_receives"] - c["mqtt_duplicates"]
     expected = delivered + c["mqtt_lost"]
     return {
-        "published": c["mqtt_publishes"], "received": c["mqtt_receives"], "lost": c["mqtt_lost"],
-        "duplicates": c["mqtt_duplicates"], "out_of_order": c["mqtt_out_of_order"],
+        "published": c["mqtt_publishes"],
+        "received": c["mqtt_receives"],
+        "lost": c["mqtt_lost"],
+        "duplicates": c["mqtt_duplicates"],
+        "out_of_order": c["mqtt_out_of_order"],
         "publish_failures": c["mqtt_publish_failures"],
         "delivery_success_pct": 100.0 * delivered / expected if expected else None,
     }
@@ -147,10 +162,14 @@ def connections(run):
     opened = [v for v in (run.data.get("connect") or {}).values() if isinstance(v, dict) and v.get("seconds")]
     lat = latency(run, "connect")
     return {
-        "established": c["mqtt_connects"], "failed": c["mqtt_connect_failures"], "reconnects": c["mqtt_reconnects"],
+        "established": c["mqtt_connects"],
+        "failed": c["mqtt_connect_failures"],
+        "reconnects": c["mqtt_reconnects"],
         "success_pct": 100.0 * c["mqtt_connects"] / attempts if attempts else None,
         "rate": sum(v["connected"] for v in opened) / max(v["seconds"] for v in opened) if opened else None,
-        "connect_avg_ms": lat.get("avg"), "connect_p99_ms": lat.get("p99"), "connect_max_ms": lat.get("max"),
+        "connect_avg_ms": lat.get("avg"),
+        "connect_p99_ms": lat.get("p99"),
+        "connect_max_ms": lat.get("max"),
     }
 
 
@@ -162,20 +181,30 @@ def generator(run, res):
     pct = 100.0 * cpu_s / dur if dur and cpu_s is not None else None
     url_host = urlparse(run["parameters"]["url"]).hostname or ""
     shared = url_host in ("127.0.0.1", "localhost", "::1") or (
-        res.broker_host.get("nodename") and res.broker_host.get("nodename") == run["host"].get("hostname"))
+        res.broker_host.get("nodename") and res.broker_host.get("nodename") == run["host"].get("hostname")
+    )
     warning = None
     if shared and pct is not None:
-        warning = (f"the load generator ran on the broker's host and used {pct:.0f}% of one core "
-                   f"({cpu_s:.1f} CPU-s over {dur:.0f} s); host CPU includes it, the broker-process CPU does not")
+        warning = (
+            f"the load generator ran on the broker's host and used {pct:.0f}% of one core "
+            f"({cpu_s:.1f} CPU-s over {dur:.0f} s); host CPU includes it, the broker-process CPU does not"
+        )
     elif shared:
-        warning = ("the load generator ran on the broker's host; host CPU includes it, the broker-process CPU "
-                   "does not (its own CPU use is not recorded in this result file)")
+        warning = (
+            "the load generator ran on the broker's host; host CPU includes it, the broker-process CPU "
+            "does not (its own CPU use is not recorded in this result file)"
+        )
     counts = run["counts"]
     shared_reads = counts.get("mqtt_receives_shared_read")  # absent from results before the poller
     received = counts.get("mqtt_receives") or 0
-    return {"cpu_seconds": cpu_s, "cpu_pct_of_one_core": pct, "max_rss_kb": g.get("max_rss_kb"),
-            "shares_broker_host": bool(shared), "warning": warning,
-            "shared_read_pct": 100.0 * shared_reads / received if shared_reads is not None and received else None}
+    return {
+        "cpu_seconds": cpu_s,
+        "cpu_pct_of_one_core": pct,
+        "max_rss_kb": g.get("max_rss_kb"),
+        "shares_broker_host": bool(shared),
+        "warning": warning,
+        "shared_read_pct": 100.0 * shared_reads / received if shared_reads is not None and received else None,
+    }
 
 
 def build(run, influx, cpu_target):
@@ -183,9 +212,16 @@ def build(run, influx, cpu_target):
     rows = step_rows(run, res)
     ok = run["counts"]["mqtt_lost"] == 0 and run["counts"]["mqtt_connect_failures"] == 0
     return res, {
-        "run_id": run.run_id, "scenario": run["scenario"], "broker": run["broker"], "passed": run["passed"],
-        "steps": rows, "capacity": capacity(rows, cpu_target, ok), "mqttbs": mqttbs(run, res),
-        "success": success(run), "connections": connections(run), "generator": generator(run, res),
+        "run_id": run.run_id,
+        "scenario": run["scenario"],
+        "broker": run["broker"],
+        "passed": run["passed"],
+        "steps": rows,
+        "capacity": capacity(rows, cpu_target, ok),
+        "mqttbs": mqttbs(run, res),
+        "success": success(run),
+        "connections": connections(run),
+        "generator": generator(run, res),
         "missing": res.missing,
     }
 
@@ -193,4 +229,6 @@ def build(run, influx, cpu_target):
 def require(run):
     for key in ("counts", "latency_ms", "parameters", "host"):
         if key not in run.data:
-            raise MissingData(f"run {run.run_id}: the result file {run.path} lacks '{key}' (written by an older k6/lib?)")
+            raise MissingData(
+                f"run {run.run_id}: the result file {run.path} lacks '{key}' (written by an older k6/lib?)"
+            )

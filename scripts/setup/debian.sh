@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Debian packages: the native broker, node_exporter and the clients tests use.
+# Debian packages: the native broker, node_exporter, the clients tests use, and
+# the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env).
 set -euo pipefail
-pkgs=(mosquitto mosquitto-clients prometheus-node-exporter curl jq procps iproute2)
+pkgs=(mosquitto mosquitto-clients prometheus-node-exporter curl jq procps iproute2 shellcheck)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

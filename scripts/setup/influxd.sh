@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds influxd (API only, no UI assets) from the Go module proxy and crates.io.
-# Why each step: see ../shared/reference/README.md ("influxd 2.7.12").
+# Builds influxd (API only, no UI assets) from the Go module proxy and crates.io
+# (the Flux engine is Rust). Each workaround below carries its reason.
 set -euo pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 out="$(influxd_bin)"

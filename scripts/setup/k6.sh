@@ -3,6 +3,7 @@
 # importing go.k6.io/k6/cmd plus the extension (k6/extension/cmd/k6).
 # The cache key includes a hash of the extension's source.
 set -euo pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 out="$(k6_bin)"
@@ -12,4 +13,5 @@ mkdir -p "$(dirname "$out")"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/k6
 mv "$out.tmp" "$out"
 # Keep the three newest builds; each is ~50 MB.
-ls -1dt "$CACHE"/k6/*/ | tail -n +4 | xargs -r rm -rf
+find "$CACHE/k6" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- |
+  xargs -r -d '\n' rm -rf

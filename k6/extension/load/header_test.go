@@ -4,7 +4,7 @@ import "testing"
 
 // The benchmark header carries publisher, sequence, send time and send lag
 // in 16 bytes; the lag saturates instead of wrapping.
-func TestHeaderRoundTrip(t *testing.T) {
+func TestHeaderCarriesIdSequenceAndTimes(t *testing.T) {
 	b := make([]byte, HeaderSize)
 	sent := int64(1_790_000_000_123_456_789)
 	intended := sent - 2_500_000 // 2.5 ms late

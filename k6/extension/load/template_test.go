@@ -3,7 +3,7 @@ package load
 import "testing"
 
 // Templates render every placeholder; an unknown one is refused.
-func TestTemplates(t *testing.T) {
+func TestTemplatesRenderEveryPlaceholder(t *testing.T) {
 	tp, err := ParseTemplate("$share/g{i/100}/test/{i%5}/{clientid}/{vu}")
 	if err != nil {
 		t.Fatal(err)

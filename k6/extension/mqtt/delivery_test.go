@@ -158,7 +158,7 @@ func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
 }
 
 // The low-level client follows the MQTT.js-like event API.
-func TestClientEvents(t *testing.T) {
+func TestClientEmitsConnectMessageEnd(t *testing.T) {
 	addr := startMosquitto(t)
 	vu := newTestVU(t)
 	r := vu.run(t, fmt.Sprintf(`

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Broker facts: brokers/<name>/broker.toml is the one source for what each
+broker's README table says and for the report's full disclosure. This script
+renders the block between the markers in brokers/<name>/README.md from it;
+the tests check that the READMEs are up to date and that the facts match the
+config files. Run after editing a broker.toml.
+Usage: scripts/broker_facts.py [--check]"""
+
+import sys
+import tomllib
+from pathlib import Path
+
+BROKERS = Path(__file__).resolve().parent.parent / "brokers"
+BEGIN = "<!-- broker facts: rendered from broker.toml by scripts/broker_facts.py; edit that file -->"
+END = "<!-- end of broker facts -->"
+
+
+def names():
+    return sorted(p.parent.name for p in BROKERS.glob("*/broker.toml"))
+
+
+def load(name):
+    """The facts of brokers/<name>, or None for a broker without them (the
+    name comes from result files: only known folders are read)."""
+    if name not in names():
+        return None
+    with (BROKERS / name / "broker.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def cell(text):
+    return text.replace("|", "\\|")
+
+
+def markdown(facts):
+    """The facts as Markdown: image, metrics source, changes from defaults."""
+    m = facts["metrics"]
+    image = f"Image under compose: `{facts['image']}` in `.env`"
+    if facts.get("native"):
+        image += f"; natively, {facts['native']}"
+    series = ", ".join(f"`{s}`" for s in m["series"])
+    lines = [
+        image + ".",
+        "",
+        f"Metrics: `{m['input']}` in `{m['telegraf']}` reads `{m['endpoint']}` into the measurement "
+        f"`{m['measurement']}` (tag `{m['tag']}`); the dashboards use {series}.",
+        "",
+        "| setting | default | here | why |",
+        "|---|---|---|---|",
+    ]
+    for c in facts["changes"]:
+        lines.append("| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |")
+    return "\n".join(lines)
+
+
+def render_readme(text, facts):
+    """The README text with the block between the markers rendered afresh."""
+    head, sep, rest = text.partition(BEGIN + "\n")
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError(f"the markers are missing: {BEGIN!r} ... {END!r}")
+    return head + BEGIN + "\n" + markdown(facts) + "\n" + END + tail
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    stale = []
+    for name in names():
+        path = BROKERS / name / "README.md"
+        text = path.read_text()
+        try:
+            new = render_readme(text, load(name))
+        except ValueError as e:
+            sys.exit(f"{path}: {e}")
+        if new == text:
+            continue
+        if check:
+            stale.append(str(path))
+        else:
+            path.write_text(new)
+    if stale:
+        sys.exit(f"stale broker READMEs (run scripts/broker_facts.py): {', '.join(stale)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""What the dashboards (scripts/grafana_dashboards.py) and the report
+(scripts/report/influx.py) select in InfluxDB: the measurement names that
+Telegraf and k6 write, and the Flux filter predicates over them. Written
+once, so that a dashboard panel and a report table cannot disagree about
+what, say, "broker CPU" is.
+
+Each function returns the body of a `filter(fn: (r) => ...)`. Tag values
+are passed in: a real broker or run id (the report) or a Grafana template
+variable such as "${broker}" (the dashboards)."""
+
+# Telegraf (telegraf/): the host, the broker process natively (procstat) or
+# its container under compose (docker), and the Prometheus scrapes (one
+# measurement, told apart by the `source` tag: the broker or node_exporter).
+CPU = "cpu"
+MEM = "mem"
+PROCSTAT = "procstat"
+DOCKER_CPU = "docker_container_cpu"
+DOCKER_MEM = "docker_container_mem"
+PROMETHEUS = "prometheus"
+NODE_EXPORTER = "node_exporter"
+MOSQUITTO_SYS = "mosquitto_sys"  # Mosquitto's $SYS topics, tagged `topic`
+
+# k6 metrics of the extension, through Telegraf's InfluxDB v1 listener:
+# one measurement per metric, its value in the field "value".
+PUBLISHES = "mqtt_publishes"
+RECEIVES = "mqtt_receives"
+LOST = "mqtt_lost"
+DUPLICATES = "mqtt_duplicates"
+CONNECTS = "mqtt_connects"
+CONNECT_FAILURES = "mqtt_connect_failures"
+PUBLISH_FAILURES = "mqtt_publish_failures"
+RECONNECTS = "mqtt_reconnects"
+ERRORS = "mqtt_errors"
+CONNECTIONS = "mqtt_connections"
+TARGET_RATE = "mqtt_target_rate"
+STEP_RATE = "mqtt_step_rate"
+RATE_ACHIEVED_RATIO = "mqtt_rate_achieved_ratio"
+# Per-second summaries, one series per `stat` tag (p50, p99, ...).
+LATENCY_1S = "mqtt_latency_1s"
+LATENCY_INTENDED_1S = "mqtt_latency_intended_1s"
+SEND_LAG_1S = "mqtt_send_lag_1s"
+
+
+def tag(key, value):
+    return f'r.{key} == "{value}"'
+
+
+def measurement(name):
+    return tag("_measurement", name)
+
+
+def field(name):
+    return tag("_field", name)
+
+
+def k6_value(name, run_id):
+    """A k6 metric of one run."""
+    return f"{measurement(name)} and {tag('run_id', run_id)} and {field('value')}"
+
+
+def k6_stats(name, run_id, stats):
+    """The given stats (p50, p99, ...) of a per-second k6 summary of one run."""
+    either = " or ".join(tag("stat", s) for s in stats)
+    return f"{measurement(name)} and {tag('run_id', run_id)} and ({either})"
+
+
+def host_cpu(name, broker):
+    """A field of Telegraf's cpu input, all cores together (usage_idle, usage_user, ...)."""
+    return f"{measurement(CPU)} and {field(name)} and {tag('broker', broker)} and {tag('cpu', 'cpu-total')}"
+
+
+def host_mem(name, broker):
+    """A field of Telegraf's mem input (used_percent, used, ...)."""
+    return f"{measurement(MEM)} and {field(name)} and {tag('broker', broker)}"
+
+
+def broker_cpu(broker):
+    """The broker's own CPU, % of one core: procstat natively, the docker input under compose."""
+    return (
+        f"{tag('broker', broker)} and (({measurement(PROCSTAT)} and {field('cpu_usage')})"
+        f" or ({measurement(DOCKER_CPU)} and {field('usage_percent')} and {tag('cpu', 'cpu-total')}))"
+    )
+
+
+def broker_rss(broker):
+    """The broker's resident memory in bytes: procstat natively, the docker input under compose."""
+    return (
+        f"{tag('broker', broker)} and (({measurement(PROCSTAT)} and {field('memory_rss')})"
+        f" or ({measurement(DOCKER_MEM)} and {field('usage')}))"
+    )
+
+
+def prometheus(source, name, broker):
+    """A metric scraped by Telegraf's prometheus input from `source` (a broker or node_exporter)."""
+    return f"{measurement(PROMETHEUS)} and {tag('source', source)} and {field(name)} and {tag('broker', broker)}"
+
+
+def mosquitto_sys(topic, broker):
+    """One $SYS topic of Mosquitto."""
+    return f"{measurement(MOSQUITTO_SYS)} and {tag('topic', topic)} and {tag('broker', broker)}"

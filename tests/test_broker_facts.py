@@ -1,0 +1,71 @@
+"""Each broker's facts file (brokers/<name>/broker.toml) is true to its config
+files, compose.yaml, .env, Telegraf and the dashboards, and its README table
+is rendered from it."""
+
+import fnmatch
+import json
+import re
+import subprocess
+
+import pytest
+
+import broker_facts
+import flux_filters as ff
+from conftest import ROOT
+
+BROKERS = ["emqx", "mosquitto", "nanomq", "vernemq"]
+
+
+def test_every_broker_has_a_facts_file():
+    assert broker_facts.names() == BROKERS
+    assert sorted(p.name for p in (ROOT / "brokers").iterdir() if p.is_dir()) == BROKERS
+
+
+def test_readmes_are_rendered_from_the_facts():
+    r = subprocess.run(["python3", str(ROOT / "scripts/broker_facts.py"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_unknown_broker_has_no_facts():
+    # The name comes from result files: nothing outside brokers/<name>/ is read.
+    assert broker_facts.load("../tests") is None and broker_facts.load("hivemq") is None
+
+
+@pytest.mark.parametrize("name", BROKERS)
+def test_facts_match_the_config(name):
+    facts = broker_facts.load(name)
+    compose = (ROOT / "compose.yaml").read_text()
+    # The image is pinned in .env and is the one compose runs.
+    assert re.search(rf"^{facts['image']}=\S+$", (ROOT / ".env").read_text(), re.M)
+    assert f"image: ${{{facts['image']}}}" in compose
+    # Each config file exists and compose passes it to the broker.
+    texts = [compose]
+    for f in facts["config"]:
+        path = ROOT / "brokers" / name / f
+        assert path.is_file(), path
+        assert f"./brokers/{name}/{f}" in compose, f
+        texts.append(path.read_text())
+    # Each change is made by the lines it names.
+    for change in facts["changes"]:
+        for line in change["lines"]:
+            assert any(line in t for t in texts), f"{change['setting']}: {line!r} is in no config file"
+
+
+@pytest.mark.parametrize("name", BROKERS)
+def test_metrics_source_matches_telegraf_and_the_dashboards(name):
+    m = broker_facts.load(name)["metrics"]
+    conf = (ROOT / m["telegraf"]).read_text()
+    assert f"[[{m['input']}]]" in conf
+    assert m["endpoint"].removesuffix("...") in conf + (ROOT / "compose.yaml").read_text()
+    if m["input"] == "inputs.prometheus":
+        assert m["measurement"] == ff.PROMETHEUS
+        key, value = m["tag"].split("=")
+        assert f'{key} = "{value}"' in conf
+    else:
+        assert f'name_override = "{m["measurement"]}"' in conf
+    # Telegraf keeps every series the dashboards are said to use, and they do use it.
+    kept = re.findall(r'"([^"]*)"', conf)
+    boards = json.dumps([json.loads(p.read_text()) for p in (ROOT / "grafana/dashboards").glob("*.json")])
+    for s in m["series"]:
+        assert any(fnmatch.fnmatchcase(s, k) for k in kept), f"{s} is not collected by {m['telegraf']}"
+        assert s in boards, f"{s} is in no dashboard"
