@@ -165,25 +165,25 @@ func (g *SubscriberGroup) Close() {
 	})
 }
 
-// OnPublish runs on the connection's reader for every message.
+// OnPublish runs on the connection's reader for every message. The message
+// is accounted before it is counted as received, so that a Drain that
+// returns at the expected count sees every stream up to date.
 func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs int64) {
 	now := recvNs
 	if now == 0 {
 		now = nowNano()
 	}
 	idx := c.Index()
-	g.received.Add(1)
-	g.perConn[idx].Add(1)
-	g.lastRecv.Store(now)
+	if h, ok := readHeader(p.Payload, now); ok { // too short: not a benchmark message, counted, not timed
+		g.m.Record(Latency, idx, now-h.sentNs)
+		g.m.Record(LatencyIntended, idx, now-h.intendedNs)
+		g.sets[idx].observe(h.pub, h.seq)
+	}
 	g.m.Add(Receives, 1)
 	g.m.Add(BytesReceived, int64(len(p.Payload)))
-	h, ok := readHeader(p.Payload, now)
-	if !ok {
-		return // not a benchmark message (too short): counted, not timed
-	}
-	g.m.Record(Latency, idx, now-h.sentNs)
-	g.m.Record(LatencyIntended, idx, now-h.intendedNs)
-	g.sets[idx].observe(h.pub, h.seq)
+	g.perConn[idx].Add(1)
+	g.lastRecv.Store(now)
+	g.received.Add(1)
 }
 
 // OnAck implements connection.Handler.
