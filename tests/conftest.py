@@ -125,6 +125,18 @@ def run_k6(k6_bin, script, env=None, out=None, summary=None, timeout=300):
     return p, data
 
 
+def run_scenario_to_influx(stack, k6_bin, scenario, run_id, results_dir, **env):
+    """A scenario against the native stack, its metrics sent to InfluxDB
+    through Telegraf, its result file written to results_dir; p2p at SCALE
+    0.2 unless env says otherwise. Returns run_k6's (process, None)."""
+    return run_k6(
+        k6_bin,
+        ROOT / f"k6/scenarios/{scenario}.js",
+        out=stack.k6_out,
+        env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.2", "RESULTS_DIR": str(results_dir), **env},
+    )
+
+
 class ConnectionCounter:
     """A TCP listener standing in for a broker: it counts connection attempts,
     so a test can prove that nothing connected."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, lib_value, run_k6
+from conftest import ROOT, lib_value, run_scenario_to_influx
 
 BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
 DASHBOARDS = ROOT / "grafana/dashboards"
@@ -140,18 +140,7 @@ def filled_run(stack, k6_bin, tmp_path_factory):
     """A real scenario run through k6 -> Telegraf -> InfluxDB, with steps."""
     start = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     run_id = f"dash-{int(time.time())}"
-    p, _ = run_k6(
-        k6_bin,
-        ROOT / "k6/scenarios/p2p.js",
-        out=stack.k6_out,
-        env={
-            "MQTT_URL": stack.mqtt_url,
-            "RUN_ID": run_id,
-            "SCALE": "0.2",
-            "STEPS": "100:3s,200:3s",
-            "RESULTS_DIR": str(tmp_path_factory.mktemp("res")),
-        },
-    )
+    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, tmp_path_factory.mktemp("res"), STEPS="100:3s,200:3s")
     assert p.returncode == 0, p.stderr[-3000:]
     time.sleep(8)  # Telegraf flushes every second; host inputs every second
     return start, run_id

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 import broker_facts
-from conftest import ROOT, lib_value, run_k6
+from conftest import ROOT, lib_value, run_scenario_to_influx
 from report import tables
 
 
@@ -22,18 +22,7 @@ def report(args, env):
 def step_run(stack, k6_bin, tmp_path_factory):
     raw = tmp_path_factory.mktemp("raw")
     run_id = f"report-steps-{int(time.time())}"
-    p, _ = run_k6(
-        k6_bin,
-        ROOT / "k6/scenarios/p2p.js",
-        out=stack.k6_out,
-        env={
-            "MQTT_URL": stack.mqtt_url,
-            "RUN_ID": run_id,
-            "SCALE": "0.2",
-            "STEPS": "300:4s,1000:4s,2500:4s",
-            "RESULTS_DIR": str(raw),
-        },
-    )
+    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, raw, STEPS="300:4s,1000:4s,2500:4s")
     assert p.returncode == 0, p.stderr[-3000:]
     time.sleep(4)  # Telegraf's last flush
     env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
@@ -192,19 +181,7 @@ def test_unknown_run_is_a_clear_error(step_run):
 
 def test_compare_mode(stack, k6_bin, step_run):
     other = f"report-qos0-{int(time.time())}"
-    p, _ = run_k6(
-        k6_bin,
-        ROOT / "k6/scenarios/p2p.js",
-        out=stack.k6_out,
-        env={
-            "MQTT_URL": stack.mqtt_url,
-            "RUN_ID": other,
-            "SCALE": "0.2",
-            "QOS": "0",
-            "DURATION": "4s",
-            "RESULTS_DIR": str(step_run["raw"]),
-        },
-    )
+    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", other, step_run["raw"], QOS="0", DURATION="4s")
     assert p.returncode == 0
     r = report(
         [step_run["run_id"], other, "--results", str(step_run["raw"]), "--out", str(step_run["out"])], step_run["env"]
@@ -220,19 +197,7 @@ def test_connection_scenario_report(stack, k6_bin, tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
     run_id = f"report-conn-{int(time.time())}"
-    p, _ = run_k6(
-        k6_bin,
-        ROOT / "k6/scenarios/conn.js",
-        out=stack.k6_out,
-        env={
-            "MQTT_URL": stack.mqtt_url,
-            "RUN_ID": run_id,
-            "SCALE": "0.1",
-            "CONNECT_RATE": "200",
-            "DURATION": "3s",
-            "RESULTS_DIR": str(raw),
-        },
-    )
+    p, _ = run_scenario_to_influx(stack, k6_bin, "conn", run_id, raw, SCALE="0.1", CONNECT_RATE="200", DURATION="3s")
     assert p.returncode == 0, p.stderr[-2000:]
     env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
     r = report([run_id, "--results", str(raw), "--out", str(tmp_path)], env)

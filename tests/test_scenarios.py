@@ -184,3 +184,31 @@ def test_topic_prefix_keeps_concurrent_runs_apart(stack, k6_bin, tmp_path):
     f = r["flows"][0]
     assert f["pubTopic"] == "iso/test/{i}" and f["subTopics"] == ["$share/benchmark/iso/test/#"]
     assert r["counts"]["mqtt_receives"] == r["counts"]["mqtt_publishes"] > 0
+
+
+@pytest.fixture(scope="module")
+def qos1_broker(stack, tmp_path_factory):
+    """A real Mosquitto that grants at most QoS 1 (`max_qos 1`)."""
+    port = 11885
+    conf = tmp_path_factory.mktemp("maxqos") / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_qos 1\n")
+    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+
+        def up():
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(up, timeout=10)
+        yield f"mqtt://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_qos_downgrade_by_the_broker_stops_the_run_before_load(stack, k6_bin, tmp_path, qos1_broker):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", MQTT_URL=qos1_broker, QOS="2")
+    err = p.stderr.replace('\\"', '"')
+    assert p.returncode != 0, err[-3000:]
+    assert "granted QoS 1" in err and "QoS 2 was asked" in err and "ACCEPT_QOS_DOWNGRADE" in err, err[-3000:]
+    assert r and not r["passed"] and r["counts"]["mqtt_publishes"] == 0

@@ -134,6 +134,12 @@ export declare interface SubscriberGroupOptions extends GroupOptions {
    * TLS connections always have).
    */
   poll_interval?: Duration;
+  /**
+   * A SUBACK granting less than `qos` fails connect() (naming the filter and
+   * both levels) unless this is true; then the group measures at the granted
+   * level, which stats().granted_qos reports. Default false.
+   */
+  accept_downgrade?: boolean;
 }
 
 export declare interface ConnectResult {
@@ -194,11 +200,18 @@ export declare interface DeliveryStats {
   max_per_client: number;
   /** Sockets the group's poller has read (0 with poll_interval 0, TLS, or outside Linux). */
   polled_sockets: number;
+  /** The lowest QoS the broker granted (-1 before any SUBACK). */
+  granted_qos: number;
 }
 
 export declare class SubscriberGroup {
   constructor(options: SubscriberGroupOptions);
-  /** Opens the connections at connect_rate and subscribes each. */
+  /**
+   * Opens the connections at connect_rate and subscribes each. Rejects when
+   * the broker refuses what the group measures: a QoS downgrade (see
+   * accept_downgrade), or a shared subscription where its CONNACK says
+   * Shared Subscription Available = 0.
+   */
   connect(): Promise<ConnectResult>;
   /** Waits until `expected` messages arrived, or none for `idle`, or `timeout`. */
   drain(options?: { expected?: number; idle?: Duration; timeout?: Duration }): Promise<DeliveryStats>;

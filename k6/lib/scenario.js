@@ -40,6 +40,9 @@ function params(name, d) {
     // Isolates concurrent runs on one broker: their topics would otherwise
     // cross (mqttbs uses test/{i} everywhere), and the streams with them.
     topic_prefix: env.text('TOPIC_PREFIX', ''),
+    // A broker that grants less than QOS fails the run before load, unless
+    // this accepts measuring at the granted level (the result then says so).
+    accept_downgrade: env.choice('ACCEPT_QOS_DOWNGRADE', 'false', ['true', 'false']) === 'true',
   };
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
@@ -154,7 +157,7 @@ function connectSubscribers(p, flows, groups) {
   return openGroups(p, flows, groups, 'sub', (f) => f.subscribers, (f, s) => new mqtt.SubscriberGroup(
     Object.assign(common(p, f.subUrl || p.url), {
       count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
-      client_id: `${f.name}-sub-{i}`, read_buffer: 16384,
+      client_id: `${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
     })));
 }
 

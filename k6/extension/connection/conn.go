@@ -43,7 +43,8 @@ type Conn struct {
 	quit    chan struct{}        // closed by Close(): stops reconnecting
 	bg      sync.WaitGroup       // the reader (and its reconnect loop)
 
-	recvMax   atomic.Uint32 // broker's receive maximum
+	recvMax    atomic.Uint32 // broker's receive maximum
+	sharedSubs atomic.Int32  // CONNACK's Shared Subscription Available; -1: not announced
 	keepAlive atomic.Uint32 // effective keep-alive (the broker may override it)
 	lastWrite atomic.Int64
 	up        atomic.Bool
@@ -72,6 +73,11 @@ func (c *Conn) Up() bool { return c.up.Load() }
 
 // ReceiveMax is the broker's receive maximum (65535 when it sent none).
 func (c *Conn) ReceiveMax() int { return int(c.recvMax.Load()) }
+
+// SharedSubscriptions is the CONNACK's Shared Subscription Available (MQTT 5
+// §3.2.2.3.13): 1 or 0, or -1 when the broker did not say (then they are
+// available by the spec, and untested).
+func (c *Conn) SharedSubscriptions() int { return int(c.sharedSubs.Load()) }
 
 // Connect dials and completes the CONNECT/CONNACK handshake, then starts
 // the reader. It counts success or failure and times the handshake.

@@ -46,6 +46,7 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 		rm = 65535
 	}
 	c.recvMax.Store(rm)
+	c.sharedSubs.Store(int32(ack.SharedSubs))
 	ka := uint32(c.cfg.KeepAlive)
 	if ack.KeepAlive >= 0 {
 		ka = uint32(ack.KeepAlive)

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,9 @@ type SubscriberConfig struct {
 	// PollInterval is how often the poller looks while traffic lasts; 0
 	// gives each connection its own reader goroutine.
 	PollInterval time.Duration
+	// AcceptDowngrade measures at whatever QoS the broker grants; without
+	// it a SUBACK granting less than QoS fails Connect.
+	AcceptDowngrade bool
 }
 
 // SubscriberGroup owns many subscribing connections and accounts for every
@@ -31,6 +35,9 @@ type SubscriberGroup struct {
 	shared   *sharedSet             // when the filter is $share/...
 	sharedAt string                 // that filter
 	poller   *connection.Poller
+	accept   bool                  // AcceptDowngrade
+	granted  atomic.Int32          // lowest QoS granted so far (3: none yet)
+	refusal  atomic.Pointer[error] // the first thing the broker refused that spoils the measurement
 	expected atomic.Int64
 	received atomic.Int64
 	lastRecv atomic.Int64
@@ -39,7 +46,8 @@ type SubscriberGroup struct {
 
 // NewSubscriberGroup builds the group's clients; nothing connects yet.
 func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup {
-	g := &SubscriberGroup{qos: cfg.QoS}
+	g := &SubscriberGroup{qos: cfg.QoS, accept: cfg.AcceptDowngrade}
+	g.granted.Store(3)
 	if cfg.PollInterval > 0 {
 		// The group's own copy of the connection config carries its poller.
 		conn := *cfg.Conn
@@ -78,16 +86,65 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 }
 
 // Connect opens the connections at the connect rate and subscribes each.
+// A broker that refuses what the group measures (shared subscriptions, the
+// QoS asked for) makes Refusal non-nil: the run must not start.
 func (g *SubscriberGroup) Connect() ConnectResult {
 	return g.connectAll("SubscriberGroup", func(c *connection.Conn) error {
-		if len(g.filters[c.Index()]) == 0 {
+		subs := g.filters[c.Index()]
+		if len(subs) == 0 {
 			return nil
+		}
+		if err := g.checkShared(c, subs); err != nil {
+			return err
 		}
 		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.Conn.ConnectTimeout)
 		defer cancel()
-		_, err := c.Subscribe(ctx, g.filters[c.Index()])
-		return err
+		codes, err := c.Subscribe(ctx, subs)
+		if err != nil {
+			return err
+		}
+		return g.checkGranted(subs, codes)
 	})
+}
+
+// Refusal is the first refusal Connect met (nil: none).
+func (g *SubscriberGroup) Refusal() error {
+	if e := g.refusal.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (g *SubscriberGroup) refuse(err error) error {
+	g.refusal.CompareAndSwap(nil, &err)
+	return err
+}
+
+// checkShared refuses a shared subscription the broker announced it does not
+// offer: it would accept the connection and deliver nothing (or everything
+// to every member).
+func (g *SubscriberGroup) checkShared(c *connection.Conn, subs []codec.Subscription) error {
+	if g.shared == nil || c.SharedSubscriptions() != 0 {
+		return nil
+	}
+	return g.refuse(fmt.Errorf("the broker does not offer shared subscriptions (its CONNACK says Shared Subscription Available = 0, MQTT 5 §3.2.2.3.13), and this group subscribes to %q", subs[0].Filter))
+}
+
+// checkGranted compares the SUBACK's granted QoS with what was asked.
+func (g *SubscriberGroup) checkGranted(subs []codec.Subscription, codes []byte) error {
+	for i, code := range codes {
+		asked := subs[min(i, len(subs)-1)]
+		for {
+			low := g.granted.Load()
+			if int32(code) >= low || g.granted.CompareAndSwap(low, int32(code)) {
+				break
+			}
+		}
+		if code < asked.QoS && !g.accept {
+			return g.refuse(fmt.Errorf("the broker granted QoS %d for %q where QoS %d was asked (SUBACK): the run would measure another QoS than it names; to measure at the granted level, set accept_downgrade (ACCEPT_QOS_DOWNGRADE=true in the scenarios), which the result records", code, asked.Filter, asked.QoS))
+		}
+	}
+	return nil
 }
 
 // Drain waits until messages stop arriving: until `expected` messages were
@@ -130,7 +187,16 @@ func (g *SubscriberGroup) Stats() map[string]any {
 		"clients": len(g.conns), "connected": g.connected(), "received": g.received.Load(),
 		"unique": t.Unique, "lost": t.Lost, "duplicates": t.Duplicates, "out_of_order": t.OutOfOrder,
 		"streams": t.Streams, "expected": g.expected.Load(), "polled_sockets": g.poller.Adopted(),
+		"granted_qos": g.grantedQoS(),
 	}
+}
+
+// grantedQoS is the lowest QoS the broker granted, or -1 before any SUBACK.
+func (g *SubscriberGroup) grantedQoS() int {
+	if q := g.granted.Load(); q < 3 {
+		return int(q)
+	}
+	return -1
 }
 
 func (g *SubscriberGroup) totals() streamTotals {

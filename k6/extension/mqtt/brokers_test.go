@@ -27,9 +27,22 @@ func freePort(t testing.TB) string {
 
 // startMochi runs an embedded mochi-mqtt broker on loopback.
 func startMochi(t testing.TB, cfg listeners.Config) (string, *mochi.Server) {
-	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
-		t.Fatal(err)
+	return startMochiWith(t, cfg, nil)
+}
+
+// startMochiWith runs mochi-mqtt with changed capabilities and extra hooks:
+// a broker that behaves otherwise than Mosquitto, on purpose.
+func startMochiWith(t testing.TB, cfg listeners.Config, caps func(*mochi.Capabilities), hooks ...mochi.Hook) (string, *mochi.Server) {
+	opts := &mochi.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Capabilities: mochi.NewDefaultServerCapabilities()}
+	if caps != nil {
+		caps(opts.Capabilities)
+	}
+	srv := mochi.New(opts)
+	for _, h := range append([]mochi.Hook{new(auth.AllowHook)}, hooks...) {
+		if err := srv.AddHook(h, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg.Address = freePort(t)
 	if cfg.ID == "" {

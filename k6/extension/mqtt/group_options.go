@@ -117,6 +117,7 @@ func readSubscriberConfig(arg any) (load.SubscriberConfig, error) {
 	if c.PollInterval > 10*time.Millisecond {
 		o.fail("poll_interval", "must be at most 10ms (it bounds how far a message can be timed late), got %v", c.PollInterval)
 	}
+	c.AcceptDowngrade = o.boolean("accept_downgrade", false)
 	c.GroupConfig = readGroupConfig(o)
 	return c, o.done()
 }

@@ -131,7 +131,11 @@ func (p *PublisherGroup) Stats() map[string]any { return p.g.Stats() }
 // Connect opens the connections and subscribes each; resolves {connected, failed, seconds}.
 func (s *SubscriberGroup) Connect() *sobek.Promise {
 	return async(s.vu, func() (any, error) {
-		return connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), s.g.Connect())
+		r := s.g.Connect()
+		if err := s.g.Refusal(); err != nil {
+			return nil, fmt.Errorf("SubscriberGroup.connect: %w", err)
+		}
+		return connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), r)
 	})
 }
 
