@@ -239,7 +239,10 @@ def main():
         Path(a.json).write_text(json.dumps(out, indent=2))
     if a.docs:
         # The command that reproduces the page: --json only saves a copy.
-        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), "--docs", a.docs]
+        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), "--url", a.url]
+        if K6_OVERRIDE:
+            command += ["--k6", K6_OVERRIDE]
+        command += ["--docs", a.docs]
         Path(a.docs).write_text(benchmarks_page(out, " ".join(command)))
 
 

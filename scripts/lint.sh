@@ -2,7 +2,7 @@
 # The linters, at pinned versions (scripts/setup.sh installs them):
 #   shell   shellcheck on every shell script (Debian's package, SHELLCHECK_VERSION),
 #   python  ruff check and ruff format --check (requirements.txt, ruff.toml),
-#   go      go vet and staticcheck on the k6 extension (STATICCHECK_VERSION).
+#   go      gofmt, go vet and staticcheck on the k6 extension (STATICCHECK_VERSION).
 # Every linter runs even when one fails, so that one run names every finding.
 # Usage: scripts/lint.sh [shell|python|go ...]   (default: all three)
 set -euo pipefail
@@ -54,7 +54,12 @@ lint_go() {
   go version
   "$staticcheck" -version
   cd "$ROOT/k6/extension" || return 1
-  local rc=0
+  local rc=0 unformatted
+  unformatted="$(gofmt -l .)"
+  if [[ -n "$unformatted" ]]; then
+    echo "gofmt: not formatted (run gofmt -w on them):" "$unformatted"
+    rc=1
+  fi
   go vet ./... || rc=1
   "$staticcheck" ./... || rc=1
   return "$rc"

@@ -70,12 +70,8 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
         assert 0 < t["latency_p50_ms"] <= t["latency_p99_ms"], t
     # The docs page it writes carries the same figures, with date, machine and command.
     text = page.read_text()
-    for line in (
-        "- date: ",
-        "- machine: ",
-        "- command: `scripts/bench-extension.py --quick --docs",
-        "RSS per idle connection",
-    ):
+    command = f"- command: `scripts/bench-extension.py --quick --url {stack.mqtt_url} --docs {page}`"
+    for line in ("- date: ", "- machine: ", command, "RSS per idle connection"):
         assert line in text, text
     assert f"{figures['throughput'][0]['delivered']:,}" in text
     assert 0 < figures["idle"]["kb_per_connection"] < 20

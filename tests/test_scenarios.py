@@ -1,6 +1,7 @@
 """Every scenario of k6/scenarios runs at a reduced SCALE against
 real Mosquitto with its thresholds passing, and writes its result file."""
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -57,14 +58,9 @@ def run_scenario(k6_bin, stack, tmp_path, name, **extra):
     return p, (json.loads(files[0].read_text()) if files else None)
 
 
-@pytest.fixture(scope="module")
-def broker_b(stack, tmp_path_factory):
-    """A second real Mosquitto, bridged both ways to the stack's broker."""
-    port = 11884
-    conf = tmp_path_factory.mktemp("bridge") / "bridge.conf"
-    text = (ROOT / "brokers/mosquitto/bridge.conf").read_text()
-    text = text.replace("listener 1884 127.0.0.1", f"listener {port} 127.0.0.1")
-    text = text.replace("address 127.0.0.1:1883", f"address 127.0.0.1:{TEST_PORTS['MQTT_PORT']}")
+@contextlib.contextmanager
+def mosquitto(conf, port, text):
+    """Another real Mosquitto on loopback, configured by text; yields its URL."""
     conf.write_text(text)
     proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -74,11 +70,22 @@ def broker_b(stack, tmp_path_factory):
                 return s.connect_ex(("127.0.0.1", port)) == 0
 
         assert wait_until(up, timeout=10)
-        time.sleep(1.5)  # the bridge connects to A
         yield f"mqtt://127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def broker_b(stack, tmp_path_factory):
+    """A second real Mosquitto, bridged both ways to the stack's broker."""
+    port = 11884
+    text = (ROOT / "brokers/mosquitto/bridge.conf").read_text()
+    text = text.replace("listener 1884 127.0.0.1", f"listener {port} 127.0.0.1")
+    text = text.replace("address 127.0.0.1:1883", f"address 127.0.0.1:{TEST_PORTS['MQTT_PORT']}")
+    with mosquitto(tmp_path_factory.mktemp("bridge") / "bridge.conf", port, text) as url:
+        time.sleep(1.5)  # the bridge connects to A
+        yield url
 
 
 @pytest.mark.parametrize("name", sorted(REDUCED))
@@ -190,20 +197,9 @@ def test_topic_prefix_keeps_concurrent_runs_apart(stack, k6_bin, tmp_path):
 def qos1_broker(stack, tmp_path_factory):
     """A real Mosquitto that grants at most QoS 1 (`max_qos 1`)."""
     port = 11885
-    conf = tmp_path_factory.mktemp("maxqos") / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_qos 1\n")
-    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-
-        def up():
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        assert wait_until(up, timeout=10)
-        yield f"mqtt://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    text = f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_qos 1\n"
+    with mosquitto(tmp_path_factory.mktemp("maxqos") / "mosquitto.conf", port, text) as url:
+        yield url
 
 
 def test_qos_downgrade_by_the_broker_stops_the_run_before_load(stack, k6_bin, tmp_path, qos1_broker):

@@ -98,7 +98,7 @@ export declare interface GroupOptions extends ConnectionOptions {
    * numbers or booleans). Keep them low-cardinality: a phase or a broker
    * name, never a client id. (`servers` is refused: a group has one url.)
    */
-  tags?: Record<string, string>;
+  tags?: Record<string, string | number | boolean>;
 }
 
 export declare interface PublisherGroupOptions extends GroupOptions {
@@ -270,7 +270,7 @@ export declare interface ClientOptions extends ConnectionOptions {
   /** Alias of client_id, as in grafana/xk6-mqtt. */
   clientId?: string;
   /** k6 tags on the client's metrics: in the constructor only (connect() refuses them). */
-  tags?: Record<string, string>;
+  tags?: Record<string, string | number | boolean>;
 }
 
 /** Per-message tags are refused: a client's counts carry its constructor's tags. */

@@ -56,7 +56,7 @@ var (
 	ErrFlags = errors.New("mqtt: malformed packet: invalid fixed header flags")
 	// ErrTrailing: bytes left over after every field was read.
 	ErrTrailing = errors.New("mqtt: malformed packet: unexpected trailing bytes")
-	// ErrType: packet type 0, or a type not valid in this direction/version.
+	// ErrType: packet type 0, or AUTH in MQTT 3.1.1.
 	ErrType = errors.New("mqtt: malformed packet: unknown packet type")
 	// ErrProtocol: a CONNECT whose protocol name or level is not MQTT 3.1.1 or 5.
 	ErrProtocol = errors.New("mqtt: malformed packet: unsupported protocol name or level")

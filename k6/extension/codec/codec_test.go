@@ -49,6 +49,11 @@ var wireCases = []struct {
 			return AppendConnack(nil, V311, Connack{Code: 5, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1})
 		},
 		&Connack{Code: 5, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}},
+	{"CONNACK 3.1.1 refusing a v5 CONNECT: unacceptable protocol version (3.1.1 §3.1.2.2)", V5, []byte{0x20, 2, 0, 1},
+		func() []byte {
+			return AppendConnack(nil, V311, Connack{Code: 1, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1})
+		},
+		&Connack{Code: 1, KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}},
 	{"CONNACK 5 without properties (§3.2.2.3)", V5, []byte{0x20, 3, 0, 0, 0},
 		func() []byte { return AppendConnack(nil, V5, Connack{KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}) },
 		&Connack{KeepAlive: -1, MaxQoS: -1, SharedSubs: -1}},

@@ -63,6 +63,11 @@ func DecodeConnack(version byte, body []byte) (Connack, error) {
 	a.SessionPresent = body[0]&1 == 1
 	a.Code = body[1]
 	rest := body[2:]
+	// A 3.1.1-only broker answers a v5 CONNECT with its own 2-byte CONNACK,
+	// code 0x01 (3.1.1 §3.1.2.2): keep the code, so the refusal reads true.
+	if version == V5 && len(rest) == 0 && a.Code != 0 {
+		return a, nil
+	}
 	if version == V5 {
 		var err error
 		rest, err = walkProperties(CONNACK, rest, func(id byte, v []byte) {

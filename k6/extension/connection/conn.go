@@ -40,14 +40,15 @@ type Conn struct {
 	nextPID uint16
 	inQoS2  map[uint16]struct{}  // inbound QoS 2 ids awaiting PUBREL
 	subs    []codec.Subscription // re-subscribed after a reconnect
+	granted []byte               // the SUBACK code of each of subs
 	quit    chan struct{}        // closed by Close(): stops reconnecting
 	bg      sync.WaitGroup       // the reader (and its reconnect loop)
 
 	recvMax    atomic.Uint32 // broker's receive maximum
 	sharedSubs atomic.Int32  // CONNACK's Shared Subscription Available; -1: not announced
-	keepAlive atomic.Uint32 // effective keep-alive (the broker may override it)
-	lastWrite atomic.Int64
-	up        atomic.Bool
+	keepAlive  atomic.Uint32 // effective keep-alive (the broker may override it)
+	lastWrite  atomic.Int64
+	up         atomic.Bool
 }
 
 // New makes a connection; nothing is dialled before Connect.

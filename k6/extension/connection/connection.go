@@ -41,9 +41,10 @@ type Config struct {
 	Pinger *Pinger
 }
 
-// Handler is the owner of a connection: a group or a low-level client. Its
-// methods run on the connection's reader (goroutine or poller): they must
-// not block.
+// Handler is the owner of a connection: a group or a low-level client.
+// OnPublish and OnAck run on the connection's reader (goroutine or poller)
+// and must not block; OnConnect runs on the goroutine that connected (or
+// reconnected), OnConnectionLost on the one that saw the loss.
 type Handler interface {
 	// OnPublish gets each message; p is valid only during the call.
 	// recvNs is the kernel's receive time (Unix ns), or 0 if not known.

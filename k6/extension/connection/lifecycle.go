@@ -63,7 +63,7 @@ func (c *Conn) reconnectLoop() {
 		}
 		c.attach(nc, br)
 		subs := append([]codec.Subscription(nil), c.subs...)
-		c.subs = c.subs[:0]
+		c.subs, c.granted = c.subs[:0], c.granted[:0]
 		c.mu.Unlock()
 		if len(subs) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)

@@ -28,8 +28,17 @@ func (c *Conn) Subscribe(ctx context.Context, subs []codec.Subscription) ([]byte
 	}
 	c.mu.Lock()
 	c.subs = append(c.subs, subs...)
+	c.granted = append(c.granted, r.Codes...)
 	c.mu.Unlock()
 	return r.Codes, nil
+}
+
+// Subscriptions are the connection's filters and the codes the broker
+// granted them, in order: after a reconnect, those of the restored ones.
+func (c *Conn) Subscriptions() ([]codec.Subscription, []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]codec.Subscription(nil), c.subs...), append([]byte(nil), c.granted...)
 }
 
 // Unsubscribe sends one UNSUBSCRIBE and waits for the UNSUBACK.
@@ -40,16 +49,18 @@ func (c *Conn) Unsubscribe(ctx context.Context, filters []string) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.subs[:0]
-	for _, s := range c.subs {
+	var kept []codec.Subscription
+	var granted []byte
+	for i, s := range c.subs {
 		drop := false
 		for _, f := range filters {
 			drop = drop || s.Filter == f
 		}
 		if !drop {
 			kept = append(kept, s)
+			granted = append(granted, c.granted[i])
 		}
 	}
-	c.subs = kept
+	c.subs, c.granted = kept, granted
 	return nil
 }

@@ -17,8 +17,9 @@ import (
 type Meter struct {
 	run      *Run
 	role     string
-	tags     *metrics.TagSet // test-wide tags + role + qos
-	base     *metrics.TagSet // test-wide tags (scenario, run_id, broker...)
+	tags     *metrics.TagSet // base + role + qos: the meter's own counters
+	base     *metrics.TagSet // test-wide tags + the group's extra tags
+	test     *metrics.TagSet // test-wide tags (scenario, run_id, broker...): run-wide gauges
 	meta     map[string]string
 	ctx      context.Context
 	samples  chan<- metrics.SampleContainer
@@ -37,7 +38,7 @@ func (r *Run) NewMeter(env Env, role string, qos int, extra map[string]string) *
 	if qos >= 0 {
 		tags = tags.With("qos", strconv.Itoa(qos))
 	}
-	m := &Meter{run: r, role: role, base: base, tags: tags, meta: env.Meta, ctx: env.Ctx, samples: env.Samples}
+	m := &Meter{run: r, role: role, base: base, tags: tags, test: env.Tags, meta: env.Meta, ctx: env.Ctx, samples: env.Samples}
 	r.register(m)
 	return m
 }

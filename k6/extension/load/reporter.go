@@ -127,26 +127,26 @@ func (r *Run) flush(only *Meter) {
 		worst = lowestRatio(worst, m.achievedRatio())
 	}
 	if worst > 0 {
-		sample(r.metrics.Achieved, via.base, worst)
+		sample(r.metrics.Achieved, via.test, worst)
 	}
 	if only == nil {
 		r.appendHistory(now, conns, target)
 	}
 	for role, n := range conns {
-		sample(r.metrics.Connections, via.base.With("role", role), n)
+		sample(r.metrics.Connections, via.test.With("role", role), n)
 	}
-	sample(r.metrics.TargetRate, via.base, target)
+	sample(r.metrics.TargetRate, via.test, target)
 	for k, hist := range r.hists {
 		window, total := hist.snapshot()
 		if total.Count == 0 {
 			continue
 		}
 		for i, s := range TotalStats() {
-			sample(r.metrics.Totals[k][i], via.base, total.get(s))
+			sample(r.metrics.Totals[k][i], via.test, total.get(s))
 		}
 		if window.Count > 0 {
 			for _, s := range windowStats() {
-				sample(r.metrics.Windows[k], via.base.With("stat", s), window.get(s))
+				sample(r.metrics.Windows[k], via.test.With("stat", s), window.get(s))
 			}
 		}
 	}

@@ -255,8 +255,19 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 // OnAck implements connection.Handler.
 func (g *SubscriberGroup) OnAck(*connection.Conn, codec.Ack) {}
 
-// OnConnect implements connection.Handler.
-func (g *SubscriberGroup) OnConnect(*connection.Conn, bool) {}
+// OnConnect checks, after a reconnect, what the broker granted the restored
+// subscriptions: a downgrade then cannot stop a run under way, so it is
+// counted as an error and logged, and granted_qos shows it.
+func (g *SubscriberGroup) OnConnect(c *connection.Conn, reconnect bool) {
+	if !reconnect {
+		return
+	}
+	subs, codes := c.Subscriptions()
+	if err := g.checkGranted(subs, codes); err != nil {
+		g.m.Add(Errors, 1)
+		g.logger.Warnf("SubscriberGroup: after a reconnect, %v", err)
+	}
+}
 
 // OnConnectionLost implements connection.Handler.
 func (g *SubscriberGroup) OnConnectionLost(*connection.Conn, error) {}

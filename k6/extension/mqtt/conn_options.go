@@ -38,6 +38,9 @@ func readConnConfig(o *opts) *connection.Config {
 	if v, ok := o.get("password"); ok {
 		cfg.Password, cfg.HasPass = fmt.Sprint(v), true
 	}
+	if cfg.HasPass && !cfg.HasUser && cfg.Version == codec.V311 {
+		o.fail("password", "needs a username in MQTT 3.1.1 (MQTT-3.1.2-22): set username too, or use version 5")
+	}
 	if w := o.object("will"); w != nil {
 		cfg.Will = readWill(o, w)
 	}

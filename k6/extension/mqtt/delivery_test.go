@@ -141,6 +141,7 @@ func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
 		{`new SubscriberGroup({ url: 'mqtt://` + addr + `', topic: 't', poll_interval: '50ms' })`, `option "poll_interval" must be at most 10ms`},
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 'a/#' })`, `no + or #`},
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', paylod_size: 3 })`, `unknown option "paylod_size"`},
+		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', password: 'x' })`, `option "password" needs a username in MQTT 3.1.1`},
 	} {
 		msg := vu.runExpectingFailure(t, c.js)
 		if !strings.Contains(msg, c.want) {

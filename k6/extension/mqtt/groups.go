@@ -149,6 +149,9 @@ func (s *SubscriberGroup) Drain(arg sobek.Value) *sobek.Promise {
 	idle := o.duration("idle", 2*time.Second)
 	timeout := o.duration("timeout", 30*time.Second)
 	err := o.done()
+	if err == nil && expected > 0 {
+		s.g.SetExpected(expected) // at once: stats() or close() right after drain() count against it
+	}
 	return async(s.vu, func() (any, error) {
 		if err != nil {
 			return nil, err

@@ -60,6 +60,10 @@ pubs.close();`, addr))
 	if got := vu.sampleTags("mqtt_publishes"); got["phase"] != "warmup" || got["role"] != "pub" {
 		t.Fatalf("mqtt_publishes tags %v, want phase=warmup role=pub", got)
 	}
+	// Run-wide gauges carry the test's tags, not some group's.
+	if got := vu.sampleTags("mqtt_target_rate"); got == nil || got["phase"] != "" {
+		t.Fatalf("mqtt_target_rate tags %v: want the test's tags only", got)
+	}
 	for _, c := range []struct{ js, want string }{
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', servers: ['mqtt://a', 'mqtt://b'] })`, `option "servers" is not supported`},
 		{`new SubscriberGroup({ url: 'mqtt://` + addr + `', topic: 't', tags: { nested: { a: 1 } } })`, `option "tags" values must be strings`},
