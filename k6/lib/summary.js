@@ -72,6 +72,10 @@ export function text(r) {
     `  messages      ${c.mqtt_publishes} published, ${c.mqtt_receives} received, ${c.mqtt_lost} lost, ` +
       `${c.mqtt_duplicates} duplicates, ${c.mqtt_out_of_order} out of order, ${c.mqtt_publish_failures} failed`,
   ];
+  if (c.mqtt_protocol_errors > 0) {
+    lines.push(`  protocol      ${c.mqtt_protocol_errors} publishes answered outside the QoS ${r.parameters.qos} flow ` +
+      '(mqtt_protocol_errors): the broker does not implement this QoS as asked');
+  }
   for (const s of r.steps) {
     lines.push(`  step          target ${fmt(s.target_rate)} msg/s, achieved ${fmt(s.achieved_rate)} msg/s` +
       ` (${s.payload} B, ${s.duration})`);

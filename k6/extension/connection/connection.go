@@ -49,8 +49,9 @@ type Handler interface {
 	// OnPublish gets each message; p is valid only during the call.
 	// recvNs is the kernel's receive time (Unix ns), or 0 if not known.
 	OnPublish(c *Conn, p *codec.Publish, recvNs int64)
-	// OnAck gets a PUBACK, or a PUBCOMP after PUBREC/PUBREL, or a PUBREC
-	// that refused the message, when no Request waits for it.
+	// OnAck gets every PUBACK, PUBREC and PUBCOMP that no Request waits for
+	// (after a PUBREC that accepted the message, PUBREL is already queued):
+	// the owner knows which QoS each packet id was sent at.
 	OnAck(c *Conn, a codec.Ack)
 	OnConnect(c *Conn, reconnect bool)
 	OnConnectionLost(c *Conn, err error)

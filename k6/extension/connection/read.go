@@ -101,6 +101,7 @@ func (c *Conn) onAck(a codec.Ack) {
 			return
 		}
 		c.queueAck(codec.PUBREL, a.PacketID)
+		c.h.OnAck(c, a) // the owner checks the flow: a PUBREC answers QoS 2 only
 	case codec.PUBREL:
 		c.mu.Lock()
 		delete(c.inQoS2, a.PacketID)

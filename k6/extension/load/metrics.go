@@ -26,6 +26,11 @@ const (
 	// the same connection, and so timed at that one's kernel receive time:
 	// their latency is overstated by at most the time between two looks.
 	MetricReceivesSharedRead = "mqtt_receives_shared_read"
+	// Acks that do not belong to the publish's QoS flow: a PUBACK to a QoS 2
+	// publish (which ends only with PUBREC, PUBREL, PUBCOMP), or a PUBREC or
+	// PUBCOMP to a QoS 1 one. Such a publish is not counted as delivered to
+	// the broker: it is a publish failure too.
+	MetricProtocolErrors = "mqtt_protocol_errors"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
@@ -52,6 +57,7 @@ const (
 	BytesSent
 	BytesReceived
 	ReceivesSharedRead
+	ProtocolErrors
 	CounterKinds
 )
 
@@ -60,7 +66,7 @@ func CounterNames() [CounterKinds]string {
 	return [CounterKinds]string{
 		MetricConnects, MetricConnectFailures, MetricReconnects, MetricDisconnects, MetricSubscribeFailures,
 		MetricPublishes, MetricPublishFailures, MetricReceives, MetricLost, MetricDuplicates, MetricOutOfOrder,
-		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead,
+		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
 	}
 }
 

@@ -107,21 +107,59 @@ func (g *PublisherGroup) Stats() map[string]any {
 // OnPublish implements connection.Handler: publishers receive nothing.
 func (g *PublisherGroup) OnPublish(*connection.Conn, *codec.Publish, int64) {}
 
-// OnAck frees the acknowledged message's window slot and times it.
+// OnAck checks that the ack belongs to the publish's QoS flow (QoS 1:
+// PUBACK; QoS 2: PUBREC, then PUBCOMP), then frees the message's window
+// slot and times it. A refusal (reason >= 0x80) or an ack of the wrong flow
+// is a failed publish.
 func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 	pc := g.clients[c.Index()]
 	if pc.win == nil {
 		return
 	}
+	flowOK, done := ackFits(g.pc.QoS, a)
+	if flowOK && !done {
+		return // QoS 2's PUBREC: PUBREL is on its way, PUBCOMP ends it
+	}
 	sent, ok := pc.win.release(a.PacketID)
-	if !ok {
-		return
-	}
-	if a.Reason >= 0x80 {
+	switch {
+	case !ok:
+	case !flowOK:
+		g.m.Add(ProtocolErrors, 1)
 		g.m.Add(PublishFailures, 1)
-		return
+		if g.m.Get(ProtocolErrors) == 1 {
+			g.logger.Warnf("PublisherGroup: the broker answered a QoS %d publish with %s: not the QoS %d flow (counted in %s)",
+				g.pc.QoS, ackName(a.Type), g.pc.QoS, MetricProtocolErrors)
+		}
+	case a.Reason >= 0x80:
+		g.m.Add(PublishFailures, 1)
+	default:
+		g.m.Record(PubackDuration, c.Index(), nowNano()-sent)
 	}
-	g.m.Record(PubackDuration, c.Index(), nowNano()-sent)
+}
+
+// ackFits tells whether ack a belongs to the flow of a publish at qos, and
+// whether it ends it. A refusing PUBREC ends a QoS 2 flow (MQTT 5 §4.3.3).
+func ackFits(qos byte, a codec.Ack) (fits, ends bool) {
+	switch {
+	case qos == 1:
+		return a.Type == codec.PUBACK, true
+	case a.Type == codec.PUBREC:
+		return true, a.Reason >= 0x80
+	default:
+		return a.Type == codec.PUBCOMP, true
+	}
+}
+
+func ackName(typ byte) string {
+	switch typ {
+	case codec.PUBACK:
+		return "PUBACK"
+	case codec.PUBREC:
+		return "PUBREC"
+	case codec.PUBCOMP:
+		return "PUBCOMP"
+	}
+	return "PUBREL"
 }
 
 // OnConnect resets the window: what was in flight is gone (clean session)

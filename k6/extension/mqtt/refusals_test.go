@@ -68,3 +68,43 @@ const subs = new SubscriberGroup({ url: 'mqtt://%s', topic: 'plain/{i}', version
 await subs.connect();
 subs.close();`, addr))
 }
+
+// pubackForQoS2 is a broker that answers a QoS 2 publish with PUBACK, as a
+// QoS 1 broker would: a publish it never completes to QoS 2.
+type pubackForQoS2 struct{ mochi.HookBase }
+
+func (h *pubackForQoS2) ID() string { return "puback-for-qos2" }
+
+func (h *pubackForQoS2) Provides(b byte) bool { return b == mochi.OnPacketEncode }
+
+func (h *pubackForQoS2) OnPacketEncode(_ *mochi.Client, pk packets.Packet) packets.Packet {
+	if pk.FixedHeader.Type == packets.Pubrec {
+		pk.FixedHeader.Type = packets.Puback
+	}
+	return pk
+}
+
+// A QoS 2 publish answered with PUBACK is a protocol error, counted on its
+// own and as a failed publish, never as acknowledged: for groups and for
+// the low-level client.
+func TestPubackToQoS2IsAProtocolError(t *testing.T) {
+	addr, _ := startMochiWith(t, listeners.Config{}, nil, new(pubackForQoS2))
+	vu := newTestVU(t)
+	r := vu.run(t, fmt.Sprintf(`
+const pubs = new PublisherGroup({ url: 'mqtt://%s', count: 2, topic: 'q2/{i}', qos: 2 });
+await pubs.connect();
+const p = await pubs.publish({ count: 20, rate: 1000, drain: '2s' });
+pubs.close();
+result = { p, c: stats().counters, acked: stats().mqtt_puback_duration.count };`, addr))
+	c := r["c"].(map[string]any)
+	if c["mqtt_protocol_errors"].(float64) != 20 || c["mqtt_publish_failures"].(float64) != 20 || r["acked"].(float64) != 0 {
+		t.Fatalf("counters %v, acked %v: want 20 protocol errors, 20 failed publishes, none acknowledged", c, r["acked"])
+	}
+	msg := vu.runExpectingFailure(t, fmt.Sprintf(`
+const c = new Client({ client_id: 'q2-client' });
+await c.connectAsync('mqtt://%s');
+try { await c.publishAsync('q2/x', 'x', { qos: 2 }); } finally { await c.endAsync(); }`, addr))
+	if !strings.Contains(msg, "protocol error") || !strings.Contains(msg, "QoS 2") {
+		t.Fatalf("publishAsync: %q, want a protocol error naming QoS 2", msg)
+	}
+}
