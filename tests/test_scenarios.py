@@ -208,3 +208,38 @@ def test_qos_downgrade_by_the_broker_stops_the_run_before_load(stack, k6_bin, tm
     assert p.returncode != 0, err[-3000:]
     assert "granted QoS 1" in err and "QoS 2 was asked" in err and "ACCEPT_QOS_DOWNGRADE" in err, err[-3000:]
     assert r and not r["passed"] and r["counts"]["mqtt_publishes"] == 0
+
+
+def test_no_clients_at_all_is_refused_before_any_connection(k6_bin, tmp_path, connection_counter):
+    env = {
+        "MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}",
+        "RESULTS_DIR": str(tmp_path),
+        "PUBLISHERS": "0",
+        "SUBSCRIBERS": "0",
+    }
+    p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=env)
+    connection_counter.close()
+    assert p.returncode != 0
+    assert "PUBLISHERS=0 and SUBSCRIBERS=0 leave no client to run" in p.stderr, p.stderr[-2000:]
+    assert connection_counter.accepted == []
+
+
+@pytest.fixture(scope="module")
+def swallowing_broker(stack, tmp_path_factory):
+    """A real Mosquitto whose ACL lets clients subscribe but not publish: at
+    QoS 0 (3.1.1) it drops every message without a word."""
+    port = 11886
+    d = tmp_path_factory.mktemp("acl")
+    (d / "acl").write_text("topic read #\n")
+    # `user root`: run as root, Mosquitto would drop to its own user, which
+    # cannot read the ACL file in pytest's private temporary directory.
+    text = f"user root\nlistener {port} 127.0.0.1\nallow_anonymous true\nacl_file {d / 'acl'}\n"
+    with mosquitto(d / "mosquitto.conf", port, text) as url:
+        yield url
+
+
+def test_a_run_that_delivered_nothing_fails_with_exit_99(stack, k6_bin, tmp_path, swallowing_broker):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", MQTT_URL=swallowing_broker, QOS="0")
+    assert p.returncode == 99, (p.stdout + p.stderr)[-3000:]
+    assert r["counts"]["mqtt_publishes"] > 0 and r["counts"]["mqtt_receives"] == 0
+    assert r["thresholds"]["mqtt_receives count>0"] is False

@@ -79,9 +79,23 @@ export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
   const flows = workload(p).map((f) => withPrefix(f, p.topic_prefix));
   const publishing = flows.some((f) => f.publishers > 0);
+  if (!flows.some((f) => f.publishers + f.subscribers > 0)) {
+    throw new Error(`${name}: PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +
+      'give at least one of them a value > 0, or leave them unset for the scenario\'s own numbers');
+  }
+  // Verdicts that agree with the counts: every planned connection opened
+  // (this process's share; a payload sweep opens its publishers again per
+  // size), and a run that should deliver delivered something.
+  const share = (n) => slice(n, p.segment).count;
+  const rounds = p.payloads ? p.payloads.length : 1;
+  const planned = flows.reduce((n, f) => n + share(f.subscribers) + share(f.publishers) * rounds, 0);
   const thresholds = {
     mqtt_connect_failures: ['count==0'],
+    mqtt_connects: [`count>=${planned}`],
   };
+  if (publishing && flows.some((f) => f.fanout > 0 && share(f.subscribers) > 0)) {
+    thresholds.mqtt_receives = ['count>0'];
+  }
   if (publishing) {
     thresholds.mqtt_latency_p99 = [`value<${p.p99_ms}`];
     // A generator that cannot keep up fails the run instead of reporting
