@@ -21,13 +21,13 @@ REDUCED = {
     "conn-tcp-1M-5K": {"SCALE": "0.0005", "CONNECT_RATE": "500"},
     "conn": {"SCALE": "0.2", "CONNECT_RATE": "500"},
     "p2p-1K-1K-1K-1K": {"SCALE": "0.05"},
-    "p2p-50K-50K-50K-50K": {"SCALE": "0.002"},
+    "p2p-50K-50K-50K-50K": {"SCALE": "0.002", "CONNECT_RATE": "500"},
     "p2p": {"SCALE": "0.2"},
     "fanout-1-1K-1-1K": {"SCALE": "0.1"},
     "fanout-5-1000-5-250K": {"SCALE": "0.05"},
     "fanout": {"SCALE": "0.05"},
     "sharedsub-1K-5-1K-1K": {"SCALE": "0.05"},
-    "sharedsub-50K-500-50K-50K": {"SCALE": "0.002"},
+    "sharedsub-50K-500-50K-50K": {"SCALE": "0.002", "CONNECT_RATE": "500"},
     "fanin": {"SCALE": "0.05"},
     "symmetric": {"SCALE": "0.05"},
     "qos-1K-1K-128B": {"SCALE": "0.05"},
@@ -169,6 +169,14 @@ def test_generator_that_cannot_keep_up_fails_loudly(stack, k6_bin, tmp_path):
         ("DURATION", "soon", 'DURATION="soon" is invalid'),
         ("SCALE", "0", 'SCALE="0" is invalid'),
         ("STEPS", "100", 'STEPS="100" is invalid'),
+        ("RATE", "1e9", "<= 10000000 (the extension's limit per process"),
+        ("PAYLOAD", "268435455", 'PAYLOAD="268435455" is invalid: expected a whole number >= 16 and <= 268434431'),
+        ("PAYLOAD", "8", 'PAYLOAD="8" is invalid: expected a whole number >= 16'),
+        ("KEEPALIVE", "70000", 'KEEPALIVE="70000" is invalid: expected a whole number >= 0 and <= 65535'),
+        ("TOPIC_PREFIX", "run/+/", 'TOPIC_PREFIX="run/+/" is invalid'),
+        ("TOPIC_PREFIX", "$SYS/", 'TOPIC_PREFIX="$SYS/" is invalid'),
+        ("CONNECT_RATE", "0.001", "CONNECT_RATE=0.001 is too low"),
+        ("MQTT_VERSION", "6", 'MQTT_VERSION="6" is invalid'),
     ],
 )
 def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connection_counter, var, value, message):
@@ -243,3 +251,10 @@ def test_a_run_that_delivered_nothing_fails_with_exit_99(stack, k6_bin, tmp_path
     assert p.returncode == 99, (p.stdout + p.stderr)[-3000:]
     assert r["counts"]["mqtt_publishes"] > 0 and r["counts"]["mqtt_receives"] == 0
     assert r["thresholds"]["mqtt_receives count>0"] is False
+
+
+def test_a_near_miss_of_a_parameter_is_named_and_mqtt_5_0_is_accepted(stack, k6_bin, tmp_path):
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", QOSS="0", MQTT_VERSION="5.0")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "QOSS is not a parameter: did you mean QOS?" in p.stderr
+    assert r["parameters"]["version"] == "5" and r["parameters"]["qos"] == 1

@@ -261,6 +261,9 @@ export declare const version: string;
  * one from the environment, before anything connects): the address to dial,
  * or the reason it is refused.
  */
+/** The options' limits (rate in msg/s per group phase, payload bytes, keep-alive seconds). */
+export declare const limits: { rate: number; payload: number; payload_min: number; keepalive: number };
+
 export declare function parseUrl(url: string): { addr: string; host: string; secure: boolean } | { error: string };
 
 // ---- low-level client (grafana/xk6-mqtt compatible) --------------------

@@ -14,15 +14,44 @@ function raw(name) {
   return v === undefined || v === '' ? undefined : String(v).trim();
 }
 
-export function number(name, def, { min = 0, integer = false, above = false } = {}) {
+export function number(name, def, { min = 0, integer = false, above = false, max = Infinity, why = '' } = {}) {
   const v = raw(name);
   if (v === undefined) return def;
   const n = Number(v);
-  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || (above ? n <= min : n < min)) {
-    fail(name, v, `expected ${integer ? 'a whole number' : 'a number'} ${above ? '>' : '>='} ${min}`);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || (above ? n <= min : n < min) || n > max) {
+    const upper = max < Infinity ? ` and <= ${max}${why ? ` (${why})` : ''}` : '';
+    fail(name, v, `expected ${integer ? 'a whole number' : 'a number'} ${above ? '>' : '>='} ${min}${upper}`);
     return def;
   }
   return n;
+}
+
+// topicPrefix: a prefix for topic names and filters, so no wildcard, no
+// NUL, and no leading $ (the broker's own $SYS space).
+export function topicPrefix(name) {
+  const v = raw(name) ?? '';
+  if (/[+#\u0000]/.test(v) || v.startsWith('$')) {
+    fail(name, v, 'expected topic levels without +, #, NUL or a leading $, e.g. run1/');
+    return '';
+  }
+  return v;
+}
+
+// warnUnknown warns about environment variables one typo away from a
+// known parameter (QOSS=1 does not set QOS).
+export function warnUnknown(scenario, known) {
+  const near = (a, b) => {
+    if (Math.abs(a.length - b.length) > 1) return false;
+    let i = 0;
+    while (i < Math.min(a.length, b.length) && a[i] === b[i]) i++;
+    const rest = (x, k) => x.slice(i + k);
+    return rest(a, 1) === rest(b, 1) || rest(a, 1) === rest(b, 0) || rest(a, 0) === rest(b, 1);
+  };
+  for (const name of Object.keys(__ENV)) {
+    if (known.includes(name)) continue;
+    const like = known.find((k) => k.length >= 3 && near(name, k));
+    if (like) console.warn(`${scenario}: ${name} is not a parameter: did you mean ${like}? (it is ignored)`);
+  }
 }
 
 export function choice(name, def, allowed) {

@@ -14,6 +14,12 @@ import { summary } from './summary.js';
 
 const stepRate = new Gauge('mqtt_step_rate'); // step boundaries, for annotations
 
+// KNOWN are the parameters params() reads (and k6's own K6_ variables are
+// never near them).
+const KNOWN = ['SCALE', 'BROKER', 'MQTT_URL', 'MQTT_URL_B', 'MQTT_VERSION', 'QOS', 'PAYLOAD', 'PUBLISHERS',
+  'SUBSCRIBERS', 'RATE', 'DURATION', 'CONNECT_RATE', 'KEEPALIVE', 'P99_MS', 'STEPS', 'PAYLOADS', 'SEGMENT',
+  'RESULTS_DIR', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID'];
+
 // params reads every parameter from the environment over the scenario's defaults.
 function params(name, d) {
   const scale = env.number('SCALE', 1, { min: 0, above: true });
@@ -22,15 +28,17 @@ function params(name, d) {
     broker: env.text('BROKER', 'mosquitto'),
     url: env.url('MQTT_URL', 'mqtt://127.0.0.1:1883'),
     url_b: d.bridged ? env.url('MQTT_URL_B', 'mqtt://127.0.0.1:1884') : undefined,
-    version: env.choice('MQTT_VERSION', d.version || '3.1.1', ['3.1.1', '5']),
+    version: env.choice('MQTT_VERSION', d.version || '3.1.1', ['3.1.1', '5', '5.0']).replace('5.0', '5'),
     qos: Number(env.choice('QOS', d.qos ?? 1, [0, 1, 2])),
-    payload: env.number('PAYLOAD', d.payload ?? 16, { min: 16, integer: true }),
+    payload: env.number('PAYLOAD', d.payload ?? 16, {
+      min: mqtt.limits.payload_min, integer: true, max: mqtt.limits.payload, why: 'the largest MQTT packet, less room for the topic',
+    }),
     publishers: env.number('PUBLISHERS', d.publishers ?? 0, { integer: true }),
     subscribers: env.number('SUBSCRIBERS', d.subscribers ?? 0, { integer: true }),
-    rate: env.number('RATE', d.rate ?? 0),
+    rate: env.number('RATE', d.rate ?? 0, { max: mqtt.limits.rate, why: "the extension's limit per process: run more generator processes" }),
     duration: env.duration('DURATION', d.duration || '30m'),
     connect_rate: env.number('CONNECT_RATE', d.connectRate ?? 1000, { above: true }),
-    keepalive: env.number('KEEPALIVE', d.keepalive ?? 300, { integer: true }),
+    keepalive: env.number('KEEPALIVE', d.keepalive ?? 300, { integer: true, max: mqtt.limits.keepalive, why: 'a 16-bit field in CONNECT' }),
     p99_ms: env.number('P99_MS', d.p99Ms ?? 100, { above: true }),
     steps: env.steps('STEPS'),
     payloads: d.payloads ? env.text('PAYLOADS', d.payloads.join(',')).split(',').map(Number) : undefined,
@@ -39,11 +47,12 @@ function params(name, d) {
     results_dir: env.text('RESULTS_DIR', 'reports/raw'),
     // Isolates concurrent runs on one broker: their topics would otherwise
     // cross (mqttbs uses test/{i} everywhere), and the streams with them.
-    topic_prefix: env.text('TOPIC_PREFIX', ''),
+    topic_prefix: env.topicPrefix('TOPIC_PREFIX'),
     // A broker that grants less than QOS fails the run before load, unless
     // this accepts measuring at the granted level (the result then says so).
     accept_downgrade: env.choice('ACCEPT_QOS_DOWNGRADE', 'false', ['true', 'false']) === 'true',
   };
+  env.warnUnknown(name, KNOWN);
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
@@ -60,6 +69,14 @@ function params(name, d) {
   if (!given('CONNECT_RATE')) {
     const clients = (n) => n.publishers + n.subscribers;
     p.connect_rate *= clients(p) / Math.max(1, clients(full));
+  }
+  // The connection ramp must end within the run (CONNECT_RATE=0.001 would
+  // hold it for days).
+  const total = env.seconds(p.duration) + (p.steps || []).reduce((n, st) => n + env.seconds(st.duration), 0);
+  const ramp = (p.publishers + p.subscribers) / p.connect_rate;
+  if (ramp > total) {
+    throw new Error(`${name}: CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
+      `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}); raise it or lower SCALE`);
   }
   if (p.publishers > 0 && !(p.rate > 0) && !p.steps) {
     throw new Error(`${name}: RATE=${__ENV.RATE} is invalid: expected messages per second in total, > 0`);

@@ -8,6 +8,23 @@ import (
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
+// Limits of the options: the scenarios read them through the module's
+// `limits` export, so a value they accept is one the groups accept.
+const (
+	// maxRate (msg/s of one group's phase): far beyond what one generator
+	// process sends (a few hundred thousand), low enough that the pacing
+	// arithmetic stays exact; more load means more processes.
+	maxRate = 1e7
+	// maxPayload leaves room in the largest MQTT packet (268,435,455 bytes
+	// of remaining length) for the topic and the packet's own fields.
+	maxPayload = codec.MaxRemainingLength - 1024
+)
+
+// limits is what the module exports as `limits`.
+func limits() map[string]any {
+	return map[string]any{"rate": maxRate, "payload": maxPayload, "payload_min": load.HeaderSize, "keepalive": 65535}
+}
+
 // defaultPollInterval: 100 µs keeps the timing error of a message that shares
 // a read small against loopback latencies, and still lets one wake-up serve
 // many sockets (see k6/extension/README.md for the figures).
@@ -46,9 +63,9 @@ func readPublisherOptions(arg any) (publisherOptions, error) {
 	c := &p.cfg
 	c.QoS = o.qos("qos", 0)
 	c.Retain = o.boolean("retain", false)
-	c.PayloadSize = o.integer("payload_size", load.HeaderSize, load.HeaderSize, codec.MaxRemainingLength-1024)
-	p.rate = o.num("rate", 0, 0, 1e9)
-	p.ratePerClient = o.num("rate_per_client", 0, 0, 1e9)
+	c.PayloadSize = o.integer("payload_size", load.HeaderSize, load.HeaderSize, maxPayload)
+	p.rate = o.num("rate", 0, 0, maxRate)
+	p.ratePerClient = o.num("rate_per_client", 0, 0, maxRate)
 	c.MaxInflight = o.integer("max_inflight", 1024, 1, 65535)
 	p.batch = o.duration("batch_interval", time.Millisecond)
 	topic := o.str("topic", "")
@@ -67,10 +84,13 @@ func readPublisherOptions(arg any) (publisherOptions, error) {
 func (p *publisherOptions) readPhase(arg any, clients int) (load.Phase, error) {
 	o := newOpts("PublisherGroup.publish", arg)
 	var ph load.Phase
-	ph.Rate = o.num("rate", p.rate, 0, 1e9)
-	perClient := o.num("rate_per_client", p.ratePerClient, 0, 1e9)
+	ph.Rate = o.num("rate", p.rate, 0, maxRate)
+	perClient := o.num("rate_per_client", p.ratePerClient, 0, maxRate)
 	if ph.Rate == 0 {
 		ph.Rate = perClient * float64(clients)
+	}
+	if ph.Rate > maxRate {
+		o.fail("rate_per_client", "× %d clients is %g msg/s, above the limit of %g per group", clients, ph.Rate, float64(maxRate))
 	}
 	ph.Duration = o.duration("duration", 0)
 	ph.Count = int64(o.integer("count", 0, 0, math.MaxInt32))

@@ -69,6 +69,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"note":            mi.root.notes.set,
 		"notes":           mi.root.notes.all,
 		"parseUrl":        parseURL,
+		"limits":          limits(),
 		"version":         Version,
 	}}
 }
