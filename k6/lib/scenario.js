@@ -76,7 +76,7 @@ function params(name, d) {
   const ramp = (p.publishers + p.subscribers) / p.connect_rate;
   if (ramp > total) {
     throw new Error(`${name}: CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
-      `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}); raise it or lower SCALE`);
+      `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}): raise CONNECT_RATE or lengthen DURATION`);
   }
   if (p.publishers > 0 && !(p.rate > 0) && !p.steps) {
     throw new Error(`${name}: RATE=${__ENV.RATE} is invalid: expected messages per second in total, > 0`);
