@@ -52,3 +52,17 @@ func DecodeAck(typ, flags, version byte, body []byte) (Ack, error) {
 	}
 	return a, nil
 }
+
+// AckFits tells whether ack a belongs to the flow of a publish at qos
+// (QoS 1: PUBACK; QoS 2: PUBREC, then PUBCOMP; §4.3), and whether it ends
+// the flow. A refusing PUBREC ends a QoS 2 flow (MQTT 5 §4.3.3).
+func AckFits(qos byte, a Ack) (fits, ends bool) {
+	switch {
+	case qos == 1:
+		return a.Type == PUBACK, true
+	case a.Type == PUBREC:
+		return true, a.Reason >= 0x80
+	default:
+		return a.Type == PUBCOMP, true
+	}
+}

@@ -5,7 +5,10 @@
 // per kind of malformation, so a test or a log can tell them apart.
 package codec
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Packet types: the high nibble of the fixed header (MQTT 5.0 §2.1.2).
 const (
@@ -61,6 +64,16 @@ var (
 	// ErrProtocol: a CONNECT whose protocol name or level is not MQTT 3.1.1 or 5.
 	ErrProtocol = errors.New("mqtt: malformed packet: unsupported protocol name or level")
 )
+
+// TypeName is a packet type's name in the spec, for messages.
+func TypeName(typ byte) string {
+	names := [...]string{"reserved", "CONNECT", "CONNACK", "PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP",
+		"SUBSCRIBE", "SUBACK", "UNSUBSCRIBE", "UNSUBACK", "PINGREQ", "PINGRESP", "DISCONNECT", "AUTH"}
+	if int(typ) < len(names) {
+		return names[typ]
+	}
+	return fmt.Sprintf("type %d", typ)
+}
 
 // requiredFlags are the fixed-header flags each type must carry (§2.1.3);
 // PUBLISH is absent: its flags carry DUP, QoS and RETAIN.

@@ -116,7 +116,7 @@ func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 	if pc.win == nil {
 		return
 	}
-	flowOK, done := ackFits(g.pc.QoS, a)
+	flowOK, done := codec.AckFits(g.pc.QoS, a)
 	if flowOK && !done {
 		return // QoS 2's PUBREC: PUBREL is on its way, PUBCOMP ends it
 	}
@@ -128,38 +128,13 @@ func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 		g.m.Add(PublishFailures, 1)
 		if g.m.Get(ProtocolErrors) == 1 {
 			g.logger.Warnf("PublisherGroup: the broker answered a QoS %d publish with %s: not the QoS %d flow (counted in %s)",
-				g.pc.QoS, ackName(a.Type), g.pc.QoS, MetricProtocolErrors)
+				g.pc.QoS, codec.TypeName(a.Type), g.pc.QoS, MetricProtocolErrors)
 		}
 	case a.Reason >= 0x80:
 		g.m.Add(PublishFailures, 1)
 	default:
 		g.m.Record(PubackDuration, c.Index(), nowNano()-sent)
 	}
-}
-
-// ackFits tells whether ack a belongs to the flow of a publish at qos, and
-// whether it ends it. A refusing PUBREC ends a QoS 2 flow (MQTT 5 §4.3.3).
-func ackFits(qos byte, a codec.Ack) (fits, ends bool) {
-	switch {
-	case qos == 1:
-		return a.Type == codec.PUBACK, true
-	case a.Type == codec.PUBREC:
-		return true, a.Reason >= 0x80
-	default:
-		return a.Type == codec.PUBCOMP, true
-	}
-}
-
-func ackName(typ byte) string {
-	switch typ {
-	case codec.PUBACK:
-		return "PUBACK"
-	case codec.PUBREC:
-		return "PUBREC"
-	case codec.PUBCOMP:
-		return "PUBCOMP"
-	}
-	return "PUBREL"
 }
 
 // OnConnect resets the window: what was in flight is gone (clean session)

@@ -47,7 +47,7 @@ func clientEvent(name string) bool {
 
 func (mi *ModuleInstance) newClient(call sobek.ConstructorCall) *sobek.Object {
 	rt := mi.vu.Runtime()
-	env, err := mi.loadEnv("Client")
+	env, err := mi.loadEnv("Client", nil)
 	if err != nil {
 		common.Throw(rt, err)
 	}

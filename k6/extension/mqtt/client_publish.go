@@ -94,9 +94,9 @@ func (cl *Client) doPublish(p clientPublish) error {
 		msg.PacketID = pid
 		return codec.AppendPublishPacket(nil, version, msg)
 	})
-	if want := map[byte]byte{1: codec.PUBACK, 2: codec.PUBCOMP}[p.qos]; err == nil && r.Type != want && r.Reason < 0x80 {
+	if fits, _ := codec.AckFits(p.qos, codec.Ack{Type: r.Type, Reason: r.Reason}); err == nil && !fits && r.Reason < 0x80 {
 		cl.m.Add(load.ProtocolErrors, 1)
-		err = fmt.Errorf("mqtt: protocol error: the broker answered a QoS %d publish to %q with packet type %d, not the QoS %d flow", p.qos, p.topic, r.Type, p.qos)
+		err = fmt.Errorf("mqtt: protocol error: the broker answered a QoS %d publish to %q with %s, not the QoS %d flow", p.qos, p.topic, codec.TypeName(r.Type), p.qos)
 	}
 	if err == nil && r.Reason >= 0x80 {
 		err = fmt.Errorf("mqtt: broker refused the publish to %q (reason 0x%02x)", p.topic, r.Reason)

@@ -1,28 +1,12 @@
 package mqtt
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
-	"github.com/mochi-mqtt/server/v2/packets"
 )
-
-// dropOnPublish is a broker that hangs up on a client instead of
-// acknowledging its publish.
-type dropOnPublish struct{ mochi.HookBase }
-
-func (h *dropOnPublish) ID() string { return "drop-on-publish" }
-
-func (h *dropOnPublish) Provides(b byte) bool { return b == mochi.OnPublish }
-
-func (h *dropOnPublish) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
-	cl.Stop(errors.New("dropped before the ack"))
-	return pk, nil
-}
 
 // A QoS 1 publish whose connection is lost before the PUBACK is not
 // acknowledged: publishAsync rejects, and the publish counts as failed.

@@ -9,6 +9,7 @@ import (
 	"go.k6.io/k6/js/modules"
 	"go.k6.io/k6/js/promises"
 
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
@@ -26,11 +27,15 @@ type SubscriberGroup struct {
 }
 
 // loadEnv is what the load package needs from the VU; groups and clients
-// are made in VU code only (their connections outlive no VU).
-func (mi *ModuleInstance) loadEnv(what string) (load.Env, error) {
+// are made in VU code only (their connections outlive no VU). A group's
+// connections dial through the VU's dialer (k6's counted, blocklisted one).
+func (mi *ModuleInstance) loadEnv(what string, conn *connection.Config) (load.Env, error) {
 	state := mi.vu.State()
 	if state == nil {
 		return load.Env{}, fmt.Errorf("%s must be created inside a VU function (default or setup), not in the init context", what)
+	}
+	if conn != nil {
+		conn.Dial = state.Dialer.DialContext
 	}
 	tm := state.Tags.GetCurrentValues()
 	env := load.Env{Ctx: mi.vu.Context(), Samples: state.Samples, Tags: tm.Tags, Meta: tm.Metadata,
@@ -45,11 +50,10 @@ func (mi *ModuleInstance) newPublisherGroup(call sobek.ConstructorCall) *sobek.O
 	o, err := readPublisherOptions(exportArg(call.Arguments, 0))
 	var env load.Env
 	if err == nil {
-		env, err = mi.loadEnv("PublisherGroup")
+		env, err = mi.loadEnv("PublisherGroup", o.cfg.Conn)
 	}
 	var g *load.PublisherGroup
 	if err == nil {
-		o.cfg.Conn.Dial = mi.vu.State().Dialer.DialContext
 		g, err = mi.root.run.NewPublisherGroup(env, o.cfg)
 	}
 	if err != nil {
@@ -64,12 +68,11 @@ func (mi *ModuleInstance) newSubscriberGroup(call sobek.ConstructorCall) *sobek.
 	cfg, err := readSubscriberConfig(exportArg(call.Arguments, 0))
 	var env load.Env
 	if err == nil {
-		env, err = mi.loadEnv("SubscriberGroup")
+		env, err = mi.loadEnv("SubscriberGroup", cfg.Conn)
 	}
 	if err != nil {
 		common.Throw(rt, err)
 	}
-	cfg.Conn.Dial = mi.vu.State().Dialer.DialContext
 	return rt.ToValue(&SubscriberGroup{vu: mi.vu, g: mi.root.run.NewSubscriberGroup(env, cfg)}).ToObject(rt)
 }
 

@@ -7,23 +7,7 @@ import (
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
-	"github.com/mochi-mqtt/server/v2/packets"
 )
-
-// noSharedSubs is a broker whose CONNACK says it offers no shared
-// subscriptions (mochi does not announce its capability by itself).
-type noSharedSubs struct{ mochi.HookBase }
-
-func (h *noSharedSubs) ID() string { return "no-shared-subscriptions" }
-
-func (h *noSharedSubs) Provides(b byte) bool { return b == mochi.OnPacketEncode }
-
-func (h *noSharedSubs) OnPacketEncode(_ *mochi.Client, pk packets.Packet) packets.Packet {
-	if pk.FixedHeader.Type == packets.Connack {
-		pk.Properties.SharedSubAvailable, pk.Properties.SharedSubAvailableFlag = 0, true
-	}
-	return pk
-}
 
 // A SUBACK that grants less than the QoS asked for fails connect(), naming
 // the filter and both levels; accept_downgrade measures at the granted level
@@ -67,21 +51,6 @@ try { await subs.connect(); } finally { subs.close(); }`, addr))
 const subs = new SubscriberGroup({ url: 'mqtt://%s', topic: 'plain/{i}', version: 5 });
 await subs.connect();
 subs.close();`, addr))
-}
-
-// pubackForQoS2 is a broker that answers a QoS 2 publish with PUBACK, as a
-// QoS 1 broker would: a publish it never completes to QoS 2.
-type pubackForQoS2 struct{ mochi.HookBase }
-
-func (h *pubackForQoS2) ID() string { return "puback-for-qos2" }
-
-func (h *pubackForQoS2) Provides(b byte) bool { return b == mochi.OnPacketEncode }
-
-func (h *pubackForQoS2) OnPacketEncode(_ *mochi.Client, pk packets.Packet) packets.Packet {
-	if pk.FixedHeader.Type == packets.Pubrec {
-		pk.FixedHeader.Type = packets.Puback
-	}
-	return pk
 }
 
 // A QoS 2 publish answered with PUBACK is a protocol error, counted on its
