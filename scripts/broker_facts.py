@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from generated import sync
+
 BROKERS = Path(__file__).resolve().parent.parent / "brokers"
 BEGIN = "<!-- broker facts: rendered from broker.toml by scripts/broker_facts.py; edit that file -->"
 END = "<!-- end of broker facts -->"
@@ -63,23 +65,14 @@ def render_readme(text, facts):
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    stale = []
+    files = {}
     for name in names():
         path = BROKERS / name / "README.md"
-        text = path.read_text()
         try:
-            new = render_readme(text, load(name))
+            files[path] = render_readme(path.read_text(), load(name))
         except ValueError as e:
             sys.exit(f"{path}: {e}")
-        if new == text:
-            continue
-        if check:
-            stale.append(str(path))
-        else:
-            path.write_text(new)
-    if stale:
-        sys.exit(f"stale broker READMEs (run scripts/broker_facts.py): {', '.join(stale)}")
+    sync(files, "broker READMEs", "scripts/broker_facts.py")
 
 
 if __name__ == "__main__":

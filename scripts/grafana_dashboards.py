@@ -6,11 +6,11 @@ the tests check that the committed JSON is this script's output and run every
 query against a real InfluxDB.   Usage: scripts/grafana_dashboards.py [--check]"""
 
 import json
-import sys
 from pathlib import Path
 
 import flux_filters as ff
 from flux_filters import measurement
+from generated import sync
 
 OUT = Path(__file__).resolve().parent.parent / "grafana" / "dashboards"
 DS = {"type": "influxdb", "uid": "mqtt-bench-influxdb"}
@@ -314,16 +314,7 @@ def main():
         "host.json": "host.json",
         "generator.json": "load-generator.json",
     }
-    stale = []
-    for name, text in files.items():
-        path = OUT / names[name]
-        if "--check" in sys.argv:
-            if not path.exists() or path.read_text() != text:
-                stale.append(str(path))
-        else:
-            path.write_text(text)
-    if stale:
-        sys.exit(f"stale dashboards (run scripts/grafana_dashboards.py): {', '.join(stale)}")
+    sync({OUT / names[name]: text for name, text in files.items()}, "dashboards", "scripts/grafana_dashboards.py")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,17 @@
+"""Files this project generates and commits (dashboards, the broker README
+tables): one way to write them, or, with --check, to fail naming the ones
+that are out of date, so that a test can tell a stale file from a fresh one."""
+
+import sys
+
+
+def sync(files, what, command):
+    """files maps each path to its generated text. Writes the changed ones;
+    with --check in argv writes nothing and exits naming the stale ones."""
+    stale = [path for path, text in files.items() if not path.exists() or path.read_text() != text]
+    if "--check" in sys.argv[1:]:
+        if stale:
+            sys.exit(f"stale {what} (run {command}): {', '.join(map(str, stale))}")
+        return
+    for path in stale:
+        path.write_text(files[path])
