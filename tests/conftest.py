@@ -17,11 +17,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 # Test ports differ from the defaults, so a user's running stack is untouched.
+# MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their
+# tests on one machine at once.
+PORT_OFFSET = int(os.environ.get("MQTTBENCH_TEST_PORT_OFFSET", "0"))
+
+
+def loopback_port(base):
+    """A loopback port for a test server: base, moved by the offset."""
+    return base + PORT_OFFSET
+
+
 TEST_PORTS = {
-    "INFLUXDB_PORT": "18086",
-    "TELEGRAF_K6_PORT": "18186",
-    "NODE_EXPORTER_PORT": "19100",
-    "MQTT_PORT": "11883",
+    "INFLUXDB_PORT": str(loopback_port(18086)),
+    "TELEGRAF_K6_PORT": str(loopback_port(18186)),
+    "NODE_EXPORTER_PORT": str(loopback_port(19100)),
+    "MQTT_PORT": str(loopback_port(11883)),
 }
 
 

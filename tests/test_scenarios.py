@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TEST_PORTS, run_k6, wait_until
+from conftest import ROOT, TEST_PORTS, loopback_port, run_k6, wait_until
 
 SCENARIOS = ROOT / "k6/scenarios"
 
@@ -79,7 +79,7 @@ def mosquitto(conf, port, text):
 @pytest.fixture(scope="module")
 def broker_b(stack, tmp_path_factory):
     """A second real Mosquitto, bridged both ways to the stack's broker."""
-    port = 11884
+    port = loopback_port(11884)
     text = (ROOT / "brokers/mosquitto/bridge.conf").read_text()
     text = text.replace("listener 1884 127.0.0.1", f"listener {port} 127.0.0.1")
     text = text.replace("address 127.0.0.1:1883", f"address 127.0.0.1:{TEST_PORTS['MQTT_PORT']}")
@@ -204,7 +204,7 @@ def test_topic_prefix_keeps_concurrent_runs_apart(stack, k6_bin, tmp_path):
 @pytest.fixture(scope="module")
 def qos1_broker(stack, tmp_path_factory):
     """A real Mosquitto that grants at most QoS 1 (`max_qos 1`)."""
-    port = 11885
+    port = loopback_port(11885)
     text = f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_qos 1\n"
     with mosquitto(tmp_path_factory.mktemp("maxqos") / "mosquitto.conf", port, text) as url:
         yield url
@@ -236,7 +236,7 @@ def test_no_clients_at_all_is_refused_before_any_connection(k6_bin, tmp_path, co
 def swallowing_broker(stack, tmp_path_factory):
     """A real Mosquitto whose ACL lets clients subscribe but not publish: at
     QoS 0 (3.1.1) it drops every message without a word."""
-    port = 11886
+    port = loopback_port(11886)
     d = tmp_path_factory.mktemp("acl")
     (d / "acl").write_text("topic read #\n")
     # `user root`: run as root, Mosquitto would drop to its own user, which
