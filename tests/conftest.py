@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 # Test ports differ from the defaults, so a user's running stack is untouched.
 # MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their
-# tests on one machine at once.
+# tests on one machine at once (offsets such as 100, 200...: the bases are
+# far enough apart that no two checkouts' ports meet).
 PORT_OFFSET = int(os.environ.get("MQTTBENCH_TEST_PORT_OFFSET", "0"))
 
 
@@ -29,7 +30,7 @@ def loopback_port(base):
 
 TEST_PORTS = {
     "INFLUXDB_PORT": str(loopback_port(18086)),
-    "TELEGRAF_K6_PORT": str(loopback_port(18186)),
+    "TELEGRAF_K6_PORT": str(loopback_port(17186)),
     "NODE_EXPORTER_PORT": str(loopback_port(19100)),
     "MQTT_PORT": str(loopback_port(11883)),
 }

@@ -3,6 +3,7 @@ real Mosquitto with its thresholds passing, and writes its result file."""
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import time
@@ -177,6 +178,28 @@ def test_generator_that_cannot_keep_up_fails_loudly(stack, k6_bin, tmp_path):
         ("TOPIC_PREFIX", "$SYS/", 'TOPIC_PREFIX="$SYS/" is invalid'),
         ("CONNECT_RATE", "0.001", "CONNECT_RATE=0.001 is too low"),
         ("MQTT_VERSION", "6", 'MQTT_VERSION="6" is invalid'),
+        ("MQTT_VERSION", "3", 'MQTT_VERSION="3" is invalid: expected one of 3.1.1, 5, 5.0'),
+        ("QOS", "-1", 'QOS="-1" is invalid: expected one of 0, 1, 2'),
+        ("QOS", "1.5", 'QOS="1.5" is invalid: expected one of 0, 1, 2'),
+        ("PAYLOAD", "abc", 'PAYLOAD="abc" is invalid: expected a whole number >= 16'),
+        ("RATE", "0", "RATE=0 is invalid: expected messages per second in total, > 0"),
+        ("RATE", "fast", 'RATE="fast" is invalid: expected a number >= 0'),
+        ("DURATION", "0s", 'DURATION="0s" is invalid: expected a positive duration'),
+        ("DURATION", "-5s", 'DURATION="-5s" is invalid: expected a positive duration'),
+        ("KEEPALIVE", "-1", 'KEEPALIVE="-1" is invalid: expected a whole number >= 0'),
+        ("KEEPALIVE", "1.5", 'KEEPALIVE="1.5" is invalid: expected a whole number >= 0'),
+        ("CONNECT_RATE", "0", 'CONNECT_RATE="0" is invalid: expected a number > 0'),
+        ("P99_MS", "0", 'P99_MS="0" is invalid: expected a number > 0'),
+        ("SCALE", "-1", 'SCALE="-1" is invalid: expected a number > 0'),
+        ("STEPS", "abc:10s", 'STEPS="abc:10s" is invalid: expected a list of rate:duration'),
+        ("STEPS", "100:soon", 'STEPS="100:soon" is invalid: expected a list of rate:duration'),
+        ("TOPIC_PREFIX", "a#", 'TOPIC_PREFIX="a#" is invalid'),
+        ("MQTT_URL", "mqtt://127.0.0.1:99999", 'MQTT_URL="mqtt://127.0.0.1:99999" is invalid'),
+        ("ACCEPT_QOS_DOWNGRADE", "yes", 'ACCEPT_QOS_DOWNGRADE="yes" is invalid: expected one of true, false'),
+        ("PUBLISHERS", "-1", 'PUBLISHERS="-1" is invalid: expected a whole number >= 0'),
+        ("SUBSCRIBERS", "1.5", 'SUBSCRIBERS="1.5" is invalid: expected a whole number >= 0'),
+        ("SEGMENT", "2/2", 'SEGMENT="2/2" is invalid: expected i/n with 0 <= i < n'),
+        ("PUBLISHERS", "10", "PUBLISHERS (10) and SUBSCRIBERS (100) must be equal for point-to-point"),
     ],
 )
 def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connection_counter, var, value, message):
@@ -191,6 +214,67 @@ def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connect
     assert p.returncode != 0
     assert message in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
     assert connection_counter.accepted == []
+
+
+def test_invalid_parameter_table_is_large_enough():
+    # Bad input is where new users meet the tool: keep the table broad.
+    params = test_invalid_parameter_stops_before_any_connection.pytestmark[0].args[1]
+    assert len(params) >= 30
+
+
+def test_explicit_client_counts_are_not_scaled(stack, k6_bin, tmp_path):
+    # SCALE shrinks the scenario's own numbers; what the user typed is kept.
+    p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", SCALE="0.1", PUBLISHERS="4", SUBSCRIBERS="4", RATE="40")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert r["parameters"]["publishers"] == 4 and r["parameters"]["subscribers"] == 4
+    assert r["counts"]["mqtt_connects"] == 8
+
+
+def test_invalid_extension_option_in_an_iteration_aborts_the_test(k6_bin, tmp_path, connection_counter):
+    # Without try/catch: k6 would only log a plain exception and exit 0.
+    script = tmp_path / "bad_option.js"
+    script.write_text(
+        "import mqtt from 'k6/x/mqtt';\n"
+        "export default async function () {\n"
+        "  const pubs = new mqtt.PublisherGroup({ url: __ENV.MQTT_URL, topic: 'x/{i}', qos: 7 });\n"
+        "  await pubs.connect();\n"
+        "}\n"
+    )
+    p, _ = run_k6(k6_bin, script, env={"MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}"})
+    connection_counter.close()
+    assert p.returncode == 108, (p.returncode, p.stderr[-2000:])
+    assert '"qos" must be between 0 and 2' in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
+    assert connection_counter.accepted == []
+
+
+def test_a_finished_runs_result_file_is_never_overwritten(stack, k6_bin, tmp_path, connection_counter):
+    p, first = run_scenario(k6_bin, stack, tmp_path, "p2p", RUN_ID="same-id", SCALE="0.02", DURATION="1s")
+    assert p.returncode == 0, p.stderr[-3000:]
+    before = (tmp_path / "same-id.json").read_bytes()
+    again = dict(RUN_ID="same-id", MQTT_URL=f"mqtt://127.0.0.1:{connection_counter.port}")
+    p, _ = run_scenario(k6_bin, stack, tmp_path, "p2p", **again)
+    connection_counter.close()
+    assert p.returncode != 0
+    assert "RUN_ID=same-id" in p.stderr and "exists already" in p.stderr, p.stderr[-2000:]
+    assert connection_counter.accepted == []
+    assert (tmp_path / "same-id.json").read_bytes() == before
+
+
+def test_generators_started_together_write_separate_result_files(stack, k6_bin, tmp_path):
+    # No RUN_ID: each process makes its own, unique even within one second.
+    env = dict(os.environ, K6_NO_USAGE_REPORT="true", MQTT_URL=stack.mqtt_url, RESULTS_DIR=str(tmp_path))
+    env.update(SCALE="0.2", DURATION="3s")
+    args = [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")]
+    procs = [
+        subprocess.Popen(
+            args, env=dict(env, TOPIC_PREFIX=f"gen{i}/"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        for i in range(2)
+    ]
+    for proc in procs:
+        assert proc.wait(120) == 0, proc.stderr.read()[-2000:]
+    ids = {json.loads(f.read_text())["run_id"] for f in tmp_path.glob("*.json")}
+    assert len(ids) == 2, ids
 
 
 def test_topic_prefix_keeps_concurrent_runs_apart(stack, k6_bin, tmp_path):

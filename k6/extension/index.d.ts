@@ -266,6 +266,15 @@ export declare const limits: { rate: number; payload: number; payload_min: numbe
 
 export declare function parseUrl(url: string): { addr: string; host: string; secure: boolean } | { error: string };
 
+/**
+ * Reserves `<dir>/<runId>.json` for the run's result by creating it exclusively (throws when it exists:
+ * a result file is never overwritten). Returns its path; handleSummary then writes the result there.
+ */
+export declare function claimResult(dir: string, runId: string): string;
+
+/** 12 random hex digits, e.g. to make run ids unique across generator processes and hosts. */
+export declare function randomId(): string;
+
 // ---- low-level client (grafana/xk6-mqtt compatible) --------------------
 
 export declare interface ClientOptions extends ConnectionOptions {

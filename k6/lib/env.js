@@ -96,6 +96,16 @@ export function url(name, def) {
   return v;
 }
 
+// runId: a name for the run's result file and tags, so no path separators.
+export function runId(name) {
+  const v = raw(name);
+  if (v !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(v)) {
+    fail(name, v, 'expected letters, digits, ".", "_" or "-" (at most 128), e.g. p2p-mosquitto-run1');
+    return undefined;
+  }
+  return v;
+}
+
 export function text(name, def) {
   return raw(name) ?? def;
 }

@@ -45,6 +45,7 @@ function params(name, d) {
     segment: env.segment('SEGMENT'),
     scale,
     results_dir: env.text('RESULTS_DIR', 'reports/raw'),
+    run_id: env.runId('RUN_ID'),
     // Isolates concurrent runs on one broker: their topics would otherwise
     // cross (mqttbs uses test/{i} everywhere), and the streams with them.
     topic_prefix: env.topicPrefix('TOPIC_PREFIX'),
@@ -57,14 +58,15 @@ function params(name, d) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
   env.check(name);
-  // SCALE shrinks the use case proportionally: fewer clients, each with the
-  // load it has in the full use case (per-publisher rate, connection ramp
-  // time). RATE, STEPS and CONNECT_RATE given explicitly are kept as given.
-  const shrink = (n) => (n > 0 ? Math.max(1, Math.round(n * scale)) : 0);
+  // SCALE shrinks the use case's defaults proportionally: fewer clients,
+  // each with the load it has in the full use case (per-publisher rate,
+  // connection ramp time). PUBLISHERS, SUBSCRIBERS, RATE, STEPS and
+  // CONNECT_RATE given explicitly are kept as given.
   const given = (k) => __ENV[k] !== undefined && __ENV[k] !== '';
+  const shrink = (k, n) => (given(k) || n === 0 ? n : Math.max(1, Math.round(n * scale)));
   const full = { publishers: p.publishers, subscribers: p.subscribers };
-  p.publishers = shrink(p.publishers);
-  p.subscribers = shrink(p.subscribers);
+  p.publishers = shrink('PUBLISHERS', p.publishers);
+  p.subscribers = shrink('SUBSCRIBERS', p.subscribers);
   if (!given('RATE') && full.publishers > 0) p.rate = (p.rate / full.publishers) * p.publishers;
   if (!given('CONNECT_RATE')) {
     const clients = (n) => n.publishers + n.subscribers;
@@ -134,9 +136,17 @@ export function scenario(name, defaults, workload) {
     setupTimeout: '60s',
   };
 
+  // setup fixes the run id once for the test and reserves its result file:
+  // a random part keeps generators started in the same second apart, and
+  // a RUN_ID whose file exists stops here, before any connection.
   function setup() {
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
-    return { run_id: __ENV.RUN_ID || `${name}-${p.broker}-${stamp}`, started_at: new Date().toISOString() };
+    const runId = p.run_id || `${name}-${p.broker}-${stamp}-${mqtt.randomId().slice(0, 6)}`;
+    mqtt.claimResult(p.results_dir, runId);
+    // Client ids differ between generator processes: a broker takes an id
+    // that connects again away from the connection that had it, so two
+    // runs on one broker would keep disconnecting each other.
+    return { run_id: runId, started_at: new Date().toISOString(), client_prefix: mqtt.randomId().slice(0, 6) };
   }
 
   async function run(data) {
@@ -144,7 +154,7 @@ export function scenario(name, defaults, workload) {
     mqtt.note('params', p);
     const groups = [];
     try {
-      await runFlows(p, flows, groups);
+      await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, groups);
     } catch (e) {
       exec.test.abort(`${name}: ${e}`);
     } finally {
@@ -191,7 +201,7 @@ function connectSubscribers(p, flows, groups) {
   return openGroups(p, flows, groups, 'sub', (f) => f.subscribers, (f, s) => new mqtt.SubscriberGroup(
     Object.assign(common(p, f.subUrl || p.url), {
       count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
-      client_id: `${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
+      client_id: `${p.client_prefix}-${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
     })));
 }
 
@@ -201,7 +211,7 @@ function connectPublishers(p, flows, groups, payload, round) {
   return openGroups(p, flows, groups, 'pub', (f) => f.publishers, (f, s) => new mqtt.PublisherGroup(
     Object.assign(common(p, f.pubUrl || p.url), {
       count: s.count, id_base: (f.pubBase || 0) + round * f.publishers + s.base, topic: f.pubTopic, qos: p.qos,
-      payload_size: payload, client_id: `${f.name}-pub-{i}`,
+      payload_size: payload, client_id: `${p.client_prefix}-${f.name}-pub-{i}`,
     })));
 }
 

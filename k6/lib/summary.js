@@ -37,10 +37,11 @@ export function result(data, p, flows) {
   const setup = data.setup_data || {};
   return {
     schema: 'mqtt-bench/result/v1',
-    run_id: setup.run_id || __ENV.RUN_ID || `${p.scenario}-unknown`,
+    run_id: setup.run_id,
     scenario: p.scenario,
     broker: p.broker,
     started_at: setup.started_at,
+    client_id_prefix: setup.client_prefix,
     ended_at: new Date().toISOString(),
     duration_s: data.state ? data.state.testRunDurationMs / 1000 : null,
     passed,
@@ -90,6 +91,12 @@ export function text(r) {
 }
 
 export function summary(data, p, flows) {
+  // Without setup's data the run never started (setup failed, e.g. on a
+  // RUN_ID whose result exists): there is no result, and no file of
+  // another run may be touched.
+  if (!(data.setup_data && data.setup_data.run_id)) {
+    return { stdout: `\nmqtt-bench ${p.scenario}: the run did not start (setup failed); no result file written\n` };
+  }
   const r = result(data, p, flows);
   return {
     [`${p.results_dir}/${r.run_id}.json`]: JSON.stringify(r, null, 1),

@@ -54,11 +54,13 @@ func (mi *ModuleInstance) newClient(call sobek.ConstructorCall) *sobek.Object {
 	arg := exportArg(call.Arguments, 0)
 	base, _ := arg.(map[string]any)
 	if base == nil && arg != nil {
-		common.Throw(rt, errors.New("Client: options must be an object"))
+		abortTest(rt, errors.New("Client: options must be an object"))
+		return rt.NewObject()
 	}
 	// Validate now, so mistakes surface before any connect.
 	if _, _, err := readClientOptions(mi.vu, base, nil); err != nil {
-		common.Throw(rt, err)
+		abortTest(rt, err)
+		return rt.NewObject()
 	}
 	tags := readTags(newOpts("Client", base))
 	cl := &Client{vu: mi.vu, base: base, handlers: map[string][]sobek.Callable{}}
@@ -160,10 +162,12 @@ func (cl *Client) on(event string, listener sobek.Value) {
 	rt := cl.vu.Runtime()
 	fn, ok := sobek.AssertFunction(listener)
 	if !ok {
-		common.Throw(rt, fmt.Errorf("Client.on(%q): the listener must be a function", event))
+		abortTest(rt, fmt.Errorf("Client.on(%q): the listener must be a function", event))
+		return
 	}
 	if !clientEvent(event) {
-		common.Throw(rt, fmt.Errorf("Client.on: unknown event %q (known: connect, message, error, end, reconnect, close)", event))
+		abortTest(rt, fmt.Errorf("Client.on: unknown event %q (known: connect, message, error, end, reconnect, close)", event))
+		return
 	}
 	cl.mu.Lock()
 	cl.handlers[event] = append(cl.handlers[event], fn)

@@ -14,7 +14,7 @@ import (
 // connect(url?, options?): connects in the background; 'connect' or 'error' follows.
 func (cl *Client) connect(url sobek.Value, options sobek.Value) {
 	if err := cl.start(url, options, nil); err != nil {
-		common.Throw(cl.vu.Runtime(), err)
+		abortTest(cl.vu.Runtime(), err)
 	}
 }
 

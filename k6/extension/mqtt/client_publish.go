@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/promises"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
@@ -47,7 +46,8 @@ func (cl *Client) readPublish(topic string, payload sobek.Value, options sobek.V
 func (cl *Client) publish(topic string, payload sobek.Value, options sobek.Value) {
 	p, err := cl.readPublish(topic, payload, options)
 	if err != nil {
-		common.Throw(cl.vu.Runtime(), err)
+		abortTest(cl.vu.Runtime(), err)
+		return
 	}
 	go func() {
 		if err := cl.doPublish(p); err != nil {
@@ -58,12 +58,13 @@ func (cl *Client) publish(topic string, payload sobek.Value, options sobek.Value
 
 // publishAsync(topic, payload, options?): resolves when written (QoS 0) or acknowledged.
 func (cl *Client) publishAsync(topic string, payload sobek.Value, options sobek.Value) *sobek.Promise {
-	pr, resolve, reject := promises.New(cl.vu)
+	// Options first: a promise registered with the event loop and never
+	// settled would keep the aborted VU waiting.
 	p, err := cl.readPublish(topic, payload, options)
 	if err != nil {
-		reject(err)
-		return pr
+		return abortWithPromise(cl.vu.Runtime(), err)
 	}
+	pr, resolve, reject := promises.New(cl.vu)
 	go func() {
 		if err := cl.doPublish(p); err != nil {
 			reject(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/promises"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
@@ -47,7 +46,8 @@ func (cl *Client) readSubscribe(topics sobek.Value, options sobek.Value) ([]code
 func (cl *Client) subscribe(topics sobek.Value, options sobek.Value) {
 	subs, err := cl.readSubscribe(topics, options)
 	if err != nil {
-		common.Throw(cl.vu.Runtime(), err)
+		abortTest(cl.vu.Runtime(), err)
+		return
 	}
 	go func() {
 		if _, err := cl.doSubscribe(subs); err != nil {
@@ -58,12 +58,13 @@ func (cl *Client) subscribe(topics sobek.Value, options sobek.Value) {
 
 // subscribeAsync(topic|topics, options?): resolves with the granted QoS list.
 func (cl *Client) subscribeAsync(topics sobek.Value, options sobek.Value) *sobek.Promise {
-	p, resolve, reject := promises.New(cl.vu)
+	// Options first: a promise registered with the event loop and never
+	// settled would keep the aborted VU waiting.
 	subs, err := cl.readSubscribe(topics, options)
 	if err != nil {
-		reject(err)
-		return p
+		return abortWithPromise(cl.vu.Runtime(), err)
 	}
+	p, resolve, reject := promises.New(cl.vu)
 	go func() {
 		codes, err := cl.doSubscribe(subs)
 		if err != nil {

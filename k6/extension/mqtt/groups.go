@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/js/modules"
 	"go.k6.io/k6/js/promises"
 
@@ -57,7 +56,8 @@ func (mi *ModuleInstance) newPublisherGroup(call sobek.ConstructorCall) *sobek.O
 		g, err = mi.root.run.NewPublisherGroup(env, o.cfg)
 	}
 	if err != nil {
-		common.Throw(rt, err)
+		abortTest(rt, err)
+		return rt.NewObject()
 	}
 	return rt.ToValue(&PublisherGroup{vu: mi.vu, g: g, opts: o}).ToObject(rt)
 }
@@ -71,7 +71,8 @@ func (mi *ModuleInstance) newSubscriberGroup(call sobek.ConstructorCall) *sobek.
 		env, err = mi.loadEnv("SubscriberGroup", cfg.Conn)
 	}
 	if err != nil {
-		common.Throw(rt, err)
+		abortTest(rt, err)
+		return rt.NewObject()
 	}
 	return rt.ToValue(&SubscriberGroup{vu: mi.vu, g: mi.root.run.NewSubscriberGroup(env, cfg)}).ToObject(rt)
 }
@@ -116,10 +117,10 @@ func (p *PublisherGroup) Publish(arg sobek.Value) *sobek.Promise {
 	if err == nil {
 		done, err = p.g.Start(ph)
 	}
+	if err != nil {
+		return abortWithPromise(p.vu.Runtime(), err)
+	}
 	return async(p.vu, func() (any, error) {
-		if err != nil {
-			return nil, err
-		}
 		out := <-done
 		return out.Result.Map(), out.Err
 	})
@@ -151,14 +152,13 @@ func (s *SubscriberGroup) Drain(arg sobek.Value) *sobek.Promise {
 	expected := int64(o.integer("expected", 0, 0, 1<<53))
 	idle := o.duration("idle", 2*time.Second)
 	timeout := o.duration("timeout", 30*time.Second)
-	err := o.done()
-	if err == nil && expected > 0 {
+	if err := o.done(); err != nil {
+		return abortWithPromise(s.vu.Runtime(), err)
+	}
+	if expected > 0 {
 		s.g.SetExpected(expected) // at once: stats() or close() right after drain() count against it
 	}
 	return async(s.vu, func() (any, error) {
-		if err != nil {
-			return nil, err
-		}
 		return s.g.Drain(expected, idle, timeout), nil
 	})
 }

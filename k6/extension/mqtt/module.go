@@ -69,6 +69,8 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"note":            mi.root.notes.set,
 		"notes":           mi.root.notes.all,
 		"parseUrl":        parseURL,
+		"claimResult":     claimResult,
+		"randomId":        randomID,
 		"limits":          limits(),
 		"version":         Version,
 	}}

@@ -72,7 +72,9 @@ pubs.close();`, addr))
 		{`await new Client().subscribeAsync('t', { tags: { a: 'b' } })`, `option "tags" is not supported: tags go in the Client constructor`},
 		{`await new Client({ tags: { a: 'b' } }).connectAsync('mqtt://` + addr + `', { tags: { c: 'd' } })`, `option "tags" go in the Client constructor`},
 	} {
-		if msg := vu.runExpectingFailure(t, c.js); !strings.Contains(msg, c.want) {
+		// A VU each: an aborted VU's event loop is not meant to run again
+		// (k6 stops the test there).
+		if msg := newTestVU(t).runExpectingFailure(t, c.js); !strings.Contains(msg, c.want) {
 			t.Errorf("%s: error %q lacks %q", c.js, msg, c.want)
 		}
 	}
@@ -94,5 +96,21 @@ pubs.close();`, addr))
 	}
 	if n := r["mqtt_send_lag"].(map[string]any)["count"].(float64); n != 0 {
 		t.Fatalf("the second test's send-lag histogram holds %v samples of the first", n)
+	}
+}
+
+// A mistake in the script's options stops the whole test, as
+// exec.test.abort() does: a try/catch around it cannot turn it into a run
+// that goes on without the load it was written to make.
+func TestInvalidOptionsAbortTheTestEvenWhenCaught(t *testing.T) {
+	for _, js := range []string{
+		`try { new PublisherGroup({ topic: 't/{i}', qos: 7 }) } catch (e) {} var wentOn = true;`,
+		`try { new SubscriberGroup({ topic: 't', colour: 'red' }) } catch (e) {} var wentOn = true;`,
+		`try { new Client({ keepalive: -1 }) } catch (e) {} var wentOn = true;`,
+	} {
+		msg := newTestVU(t).runExpectingFailure(t, js)
+		if !strings.Contains(msg, "test aborted") {
+			t.Errorf("%s: %q is not an abort", js, msg)
+		}
 	}
 }
