@@ -84,6 +84,12 @@ func (c *Conn) exchange(nc net.Conn) (codec.Connack, *bufio.Reader, error) {
 	if err == nil {
 		err = ack.Err()
 	}
+	if err != nil && cfg.Version == codec.V5 && (ack.Code == 0x01 || ack.Code == 0x84) {
+		// The shared-subscription scenarios ask for MQTT 5 by default: say
+		// that this, not the client, is what the broker refused.
+		err = fmt.Errorf("%w: the broker does not accept MQTT 5, which this connection asked for (version 5); "+
+			"use a broker with MQTT 5, or MQTT 3.1.1 (version option, or MQTT_VERSION=3.1.1 in the scenarios) where the workload allows it", err)
+	}
 	return ack, br, err
 }
 

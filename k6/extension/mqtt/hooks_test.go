@@ -52,3 +52,21 @@ func (h *pubackForQoS2) OnPacketEncode(_ *mochi.Client, pk packets.Packet) packe
 	}
 	return pk
 }
+
+// mqtt311Only is a broker that speaks only MQTT 3.1.1: it refuses an MQTT 5
+// CONNECT with the 3.1.1 CONNACK "unacceptable protocol version".
+type mqtt311Only struct{ mochi.HookBase }
+
+func (h *mqtt311Only) ID() string { return "mqtt-3.1.1-only" }
+
+func (h *mqtt311Only) Provides(b byte) bool { return b == mochi.OnConnect }
+
+func (h *mqtt311Only) OnConnect(cl *mochi.Client, pk packets.Packet) error {
+	if pk.ProtocolVersion != 5 {
+		return nil
+	}
+	cl.Properties.ProtocolVersion = 4 // the CONNACK in 3.1.1's two-byte form
+	_ = cl.WritePacket(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connack},
+		ReasonCode: packets.Err3UnsupportedProtocolVersion.Code})
+	return packets.ErrUnsupportedProtocolVersion
+}

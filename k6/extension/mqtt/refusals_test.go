@@ -77,3 +77,23 @@ try { await c.publishAsync('q2/x', 'x', { qos: 2 }); } finally { await c.endAsyn
 		t.Fatalf("publishAsync: %q, want a protocol error naming QoS 2", msg)
 	}
 }
+
+// A broker without MQTT 5 refuses the CONNECT of a group that asks for it:
+// the error says that MQTT 5 is what it refused, and how to go on.
+func TestMQTT5RefusalSaysTheRunNeedsMQTT5(t *testing.T) {
+	addr, _ := startMochiWith(t, listeners.Config{}, nil, new(mqtt311Only))
+	vu := newTestVU(t)
+	msg := vu.runExpectingFailure(t, fmt.Sprintf(`
+const subs = new SubscriberGroup({ url: 'mqtt://%s', topic: '$share/g/fan/#', version: 5 });
+try { await subs.connect(); } finally { subs.close(); }`, addr))
+	for _, want := range []string{"unacceptable protocol version", "does not accept MQTT 5", "MQTT_VERSION=3.1.1"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	// The same broker takes 3.1.1.
+	vu.run(t, fmt.Sprintf(`
+const subs = new SubscriberGroup({ url: 'mqtt://%s', topic: 'plain/{i}' });
+await subs.connect();
+subs.close();`, addr))
+}
