@@ -131,3 +131,10 @@ def test_examples_run(stack, k6_bin):
         p, _ = run_k6(k6_bin, script, env={"MQTT_URL": stack.mqtt_url, "DURATION": "2s"})
         assert p.returncode == 0, f"{script.name}: {p.stderr[-2000:]}"
     assert "greeting: Hello MQTT!" in run_k6(k6_bin, examples / "hello.js", env={"MQTT_URL": stack.mqtt_url})[0].stderr
+
+
+def test_setup_links_our_k6_as_bin_k6(k6_bin):
+    # README: `export PATH="$PWD/bin:$PATH"` puts our k6 on the user's PATH.
+    from conftest import ROOT
+
+    assert (ROOT / "bin/k6").resolve() == __import__("pathlib").Path(k6_bin).resolve()

@@ -142,6 +142,15 @@ def test_result_file_is_self_describing(stack, k6_bin, tmp_path):
     assert len(r["timeline"]) >= 3
 
 
+def test_progress_line_shows_the_planned_length(stack, k6_bin, tmp_path):
+    # 40 clients at 200/s (0.2 s) + 3 s of load, and 10 s for the connections.
+    env = dict(os.environ, K6_NO_USAGE_REPORT="true", **scenario_env(stack, tmp_path, "p2p"))
+    args = [k6_bin, "run", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")]
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "maxDuration: 14s" in p.stdout and "/14s" in p.stdout, p.stdout[-2000:]
+
+
 def test_step_load_records_step_boundaries(stack, k6_bin, tmp_path):
     p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", STEPS="100:2s,300:2s,600:2s")
     assert p.returncode == 0, p.stderr[-3000:]

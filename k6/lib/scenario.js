@@ -74,8 +74,10 @@ function params(name, d) {
   }
   // The connection ramp must end within the run (CONNECT_RATE=0.001 would
   // hold it for days).
-  const total = env.seconds(p.duration) + (p.steps || []).reduce((n, st) => n + env.seconds(st.duration), 0);
+  const total = plan(p).reduce((n, st) => n + env.seconds(st.duration), 0);
   const ramp = (p.publishers + p.subscribers) / p.connect_rate;
+  // What k6's progress line shows as the run's length: the ramp and the steps.
+  p.planned_s = Math.ceil(ramp + total);
   if (ramp > total) {
     throw new Error(`${name}: CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
       `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}): raise CONNECT_RATE or lengthen DURATION`);
@@ -130,7 +132,10 @@ export function scenario(name, defaults, workload) {
   const options = {
     tags: { scenario: name, broker: p.broker },
     scenarios: {
-      [name]: { executor: 'per-vu-iterations', vus: 1, iterations: 1, maxDuration: defaults.maxDuration || '24h' },
+      // The planned length (and a little for the connections), not a day,
+      // so the progress line tells the truth; the drain of the last
+      // messages (up to 120 s) and the close happen in the graceful stop.
+      [name]: { executor: 'per-vu-iterations', vus: 1, iterations: 1, maxDuration: `${p.planned_s + 10}s`, gracefulStop: '150s' },
     },
     thresholds,
     setupTimeout: '60s',

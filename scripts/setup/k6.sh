@@ -7,11 +7,18 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 out="$(k6_bin)"
-[[ -x "$out" ]] && exit 0
+# `k6` for the user is bin/k6 in the clone (git-ignored), a link to the
+# build for the current source: `export PATH="$PWD/bin:$PATH"` (README).
+link_for_user() { mkdir -p "$ROOT/bin" && ln -sfn "$out" "$ROOT/bin/k6"; }
+if [[ -x "$out" ]]; then
+  link_for_user
+  exit 0
+fi
 cd "$ROOT/k6/extension"
 mkdir -p "$(dirname "$out")"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/k6
 mv "$out.tmp" "$out"
+link_for_user
 # Keep the three newest builds; each is ~50 MB.
 find "$CACHE/k6" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- |
   xargs -r -d '\n' rm -rf
