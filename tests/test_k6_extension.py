@@ -2,11 +2,12 @@
 
 import socket
 import time
+from pathlib import Path
 
-from conftest import TEST_PORTS, run_k6, wait_until
+from conftest import ROOT, TEST_PORTS, run_k6, wait_until
 from delay_proxy import DelayProxy
 
-HERE = __import__("pathlib").Path(__file__).parent / "k6"
+HERE = Path(__file__).parent / "k6"
 
 
 def metric(summary, name, key):
@@ -135,6 +136,4 @@ def test_examples_run(stack, k6_bin):
 
 def test_setup_links_our_k6_as_bin_k6(k6_bin):
     # README: `export PATH="$PWD/bin:$PATH"` puts our k6 on the user's PATH.
-    from conftest import ROOT
-
-    assert (ROOT / "bin/k6").resolve() == __import__("pathlib").Path(k6_bin).resolve()
+    assert (ROOT / "bin/k6").resolve() == Path(k6_bin).resolve()
