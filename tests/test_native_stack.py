@@ -115,7 +115,7 @@ def test_down_stops_exactly_what_up_started(tmp_path):
     s = Stack(tmp_path / "lifecycle")
     ports = {
         "INFLUXDB_PORT": str(loopback_port(28086)),
-        "TELEGRAF_K6_PORT": str(loopback_port(28186)),
+        "TELEGRAF_K6_PORT": str(loopback_port(27186)),
         "NODE_EXPORTER_PORT": str(loopback_port(29100)),
         "MQTT_PORT": str(loopback_port(21883)),
     }

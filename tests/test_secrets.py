@@ -102,7 +102,7 @@ def test_no_secret_reaches_any_argv(tmp_path, stack):
     s = Stack(tmp_path / "fresh")
     s.env.update(
         INFLUXDB_PORT=str(loopback_port(38086)),
-        TELEGRAF_K6_PORT=str(loopback_port(38186)),
+        TELEGRAF_K6_PORT=str(loopback_port(37186)),
         NODE_EXPORTER_PORT=str(loopback_port(39100)),
         MQTT_PORT=str(loopback_port(31883)),
         PATH=f"{shims}:{os.environ['PATH']}",
