@@ -146,3 +146,13 @@ def test_gap_rule():
     ]
     assert gaps.monitoring_gaps([], s, s + 6000, 1000) == []
     assert gaps.interval_ms([s], 5000) == 5000
+
+
+def test_chart_lines_stop_at_a_gap():
+    """No line is drawn across a monitoring gap: nothing was measured there."""
+    import math
+
+    pts = [(1000, 1.0), (2000, 2.0), (9000, 3.0), (10_000, 4.0)]
+    out = charts._broken(pts, [(2000, 9000)])
+    assert [t for t, _ in out] == [1000, 2000, 5500, 9000, 10_000] and math.isnan(out[2][1])
+    assert charts._broken(pts, []) == pts

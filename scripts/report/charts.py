@@ -45,13 +45,26 @@ def _shade(ax, shaded):
     ax.set_xlim(xlim)
 
 
+def _broken(pts, holes):
+    """pts with a NaN between two points that a monitoring gap lies between,
+    so that the line stops there instead of drawing values nobody measured."""
+    out = []
+    for prev, cur in zip([None, *pts], pts, strict=False):
+        if prev and any(prev[0] <= a and b <= cur[0] for a, b in holes):
+            out.append(((prev[0] + cur[0]) / 2, float("nan")))
+        out.append(cur)
+    return out
+
+
 def _lines(path, title, ylabel, series, shaded=()):
     """series: [(label, [(ms, value)])]; None when there is nothing to draw."""
     series = [(label, pts) for label, pts in series if pts]
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(9, 3.6))
+    holes = [(a, b) for kind, a, b in shaded if kind == "gap"]
     for label, pts in series:
+        pts = _broken(pts, holes)
         ax.plot([_t(t) for t, _ in pts], [v for _, v in pts], label=label, linewidth=1.2)
     _shade(ax, shaded)
     ax.set_title(title)
