@@ -85,7 +85,7 @@ ours() {
   have=$(proc_id "$p") || return 1
   want=$(cat "$PIDS/$name.id" 2>/dev/null) || want=""
   if [[ -z "$want" ]]; then
-    WHY="$name: pid $p in $PIDS/$name.pid has no record of the process it named ($PIDS/$name.id): pid $p (${have#* }) is not signalled"
+    WHY="$name: pid $p in $PIDS/$name.pid has no record of the process it named ($PIDS/$name.id): pid $p (${have#* }) is not signalled (if it is the stack's, from an older stack.sh, stop it yourself: kill $p)"
     return 1
   elif [[ "$have" != "$want" ]]; then
     WHY="$name: pid $p in $PIDS/$name.pid is now another process (${have#* }, start time ${have%% *}; recorded: ${want#* }, start time ${want%% *}): it is not signalled"
