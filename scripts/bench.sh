@@ -66,7 +66,7 @@ if [[ "$mode" == native ]]; then
   # shellcheck source=/dev/null # generated secrets, not in the repo
   [[ -f "$ROOT/.env.local" ]] && { set -a; . "$ROOT/.env.local"; set +a; }
   [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from .env.local: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
-  curl -fsS -o /dev/null -H "Authorization: Token $INFLUX_TOKEN" "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
+  influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from .env.local: check scripts/stack.sh status"
   # mosquitto -h exits 3 after printing its version.
   version="$(mosquitto -h 2>/dev/null | awk 'NR==1 {print $3}' || true)"

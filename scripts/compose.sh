@@ -31,13 +31,15 @@ case "${1:-}" in
     ;;
   smoke)
     ensure_secrets
-    n=$(curl -fsS "http://127.0.0.1:$INFLUXDB_PORT/api/v2/query?org=$INFLUXDB_ORG" \
-          -H "Authorization: Token $INFLUX_TOKEN" -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' \
+    # Secrets reach curl in header files, never in argv (lib.sh: influx_curl).
+    n=$(influx_curl -fsS "http://127.0.0.1:$INFLUXDB_PORT/api/v2/query?org=$INFLUXDB_ORG" \
+          -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' \
           --data "from(bucket:\"$INFLUXDB_BUCKET\") |> range(start:-1h) |> filter(fn:(r) => r._measurement == \"mqtt_publishes\") |> group() |> count()" |
         awk -F, 'NR==2 {print $NF}' | tr -d '\r')
     ((${n:-0} > 0)) || die "no k6 data (mqtt_publishes) in InfluxDB"
     log "InfluxDB holds $n mqtt_publishes points"
-    found=$(curl -fsS -u "admin:$GRAFANA_ADMIN_PASSWORD" "http://127.0.0.1:${GRAFANA_PORT:-3000}/api/search?tag=mqtt-bench" |
+    found=$(curl -fsS -H @<(printf 'Authorization: Basic %s\n' "$(printf 'admin:%s' "$GRAFANA_ADMIN_PASSWORD" | base64 -w0)") \
+              "http://127.0.0.1:${GRAFANA_PORT:-3000}/api/search?tag=mqtt-bench" |
             jq -r '.[].uid' | sort | tr '\n' ' ')
     [[ "$found" == "mqtt-bench-broker mqtt-bench-generator mqtt-bench-host mqtt-bench-overview " ]] ||
       die "Grafana does not serve the provisioned dashboards (found: $found)"

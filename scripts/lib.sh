@@ -83,8 +83,11 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
 # ensure_secrets generates the secrets on first use into .env.local
 # (git-ignored), under the names each consumer reads: the native stack and
 # Telegraf (INFLUX_TOKEN), and the images' own variables under compose.
+# An entry that is there but empty (INFLUX_TOKEN=) is filled in, keeping every
+# other line: an empty token or password would otherwise be used as is.
+# Values pass through files and builtins only, never a command's argv.
 ensure_secrets() {
-  local f="$ROOT/.env.local" group name value
+  local f="$ROOT/.env.local" group name value line v
   touch "$f"
   chmod 600 "$f"
   # Each entry: the names that share one secret.
@@ -96,19 +99,49 @@ ensure_secrets() {
     "EMQX_NODE__COOKIE"
     "NANOMQ_HTTP_SERVER_PASSWORD NANOMQ_HTTP_PASSWORD"
   )
+  local -A have=() empty=()  # name -> its first non-empty value; names with an empty entry
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    [[ "$line" =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || continue
+    name="${BASH_REMATCH[1]}" v="${BASH_REMATCH[2]}"
+    [[ "$v" == '""' || "$v" == "''" ]] && v=""
+    [[ -n "$v" ]] || empty[$name]=1
+    [[ -n "${have[$name]:-}" ]] || have[$name]="$v"
+  done <"$f"
+  local -A fill=()  # names present but empty -> their new value
   for group in "${groups[@]}"; do
     value=""
     for name in $group; do
-      value=$(sed -n "s/^$name=//p" "$f" | head -n 1)
+      value="${have[$name]:-}"
       [[ -n "$value" ]] && break
     done
     [[ -n "$value" ]] || value=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
     for name in $group; do
-      grep -q "^$name=" "$f" || echo "$name=$value" >>"$f"
+      if [[ -z "${have[$name]+x}" ]]; then
+        printf '%s=%s\n' "$name" "$value" >>"$f"
+      elif [[ -n "${empty[$name]:-}" ]]; then
+        fill[$name]="${have[$name]:-$value}"
+      fi
     done
   done
+  if ((${#fill[@]})); then
+    local tmp="$f.tmp.$$"
+    (umask 077; : >"$tmp")
+    while IFS= read -r line || [[ -n "$line" ]]; do
+      name="${line%%=*}"
+      # Every empty entry of the name: sourcing the file, the last one counts.
+      [[ "$line" =~ ^[A-Za-z_][A-Za-z0-9_]*=(\"\"|\'\')?$ && -n "${fill[$name]+x}" ]] && line="$name=${fill[$name]}"
+      printf '%s\n' "$line"
+    done <"$f" >"$tmp"
+    mv "$tmp" "$f"
+  fi
   set -a
   # shellcheck source=/dev/null # generated secrets, not in the repo
   . "$f"
   set +a
+}
+
+# influx_curl ARGS...: curl with INFLUX_TOKEN's Authorization header read from
+# a file descriptor (-H @file), so the token never appears in argv (ps, /proc).
+influx_curl() {
+  curl -H @<(printf 'Authorization: Token %s\n' "${INFLUX_TOKEN:?INFLUX_TOKEN is not set: scripts/stack.sh up writes it to .env.local}") "$@"
 }

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The native stack on loopback: influxd, Telegraf, node_exporter and a
 # broker, using the same config files as compose.
-# Usage: scripts/stack.sh up|down|status [--broker mosquitto]
+# Usage: scripts/stack.sh up [--broker mosquitto] | down | status [SERVICE]
+#        scripts/stack.sh restart|stop|start SERVICE
+# SERVICE is influxd, node_exporter, broker or telegraf; restart and start use
+# the settings `up` recorded in $STATE/stack.env, not the caller's environment.
+# A process is signalled only while its pid file still names the process
+# start() began: $PIDS/NAME.pid holds only the pid (Telegraf's procstat reads
+# the broker's), $PIDS/NAME.id that process's start time and executable.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -11,15 +17,29 @@ ALL_BROKERS=(mosquitto emqx nanomq vernemq)
 PIDS="$STATE/pids"
 LOGS="$STATE/logs"
 SERVICES=(influxd node_exporter broker telegraf)
+# What `up` ran with, so that restart/start SERVICE starts it the same way (no secrets here).
+SETTINGS=(BROKER MQTT_PORT INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT INFLUXDB_ORG INFLUXDB_BUCKET
+  INFLUXDB_RETENTION TELEGRAF_INTERVAL TELEGRAF_FLUSH_INTERVAL TELEGRAF_HOSTNAME NODE_EXPORTER_FLAGS)
 
-usage() { echo "usage: scripts/stack.sh up|down|status [--broker ${NATIVE_BROKERS[*]}]" >&2; exit 2; }
+usage() {
+  cat >&2 <<EOF
+usage: scripts/stack.sh up [--broker ${NATIVE_BROKERS[*]}]  start the native stack
+       scripts/stack.sh down                    stop what up started (data kept in $STATE)
+       scripts/stack.sh status [SERVICE]        exit 3 when SERVICE (with none named: any) is not running
+       scripts/stack.sh restart|stop|start SERVICE
+SERVICE: ${SERVICES[*]}
+EOF
+  exit 2
+}
 
 cmd="${1:-}"; shift || true
 BROKER="${BROKER:-mosquitto}"
+service=""
 while (($#)); do
   case "$1" in
     --broker) BROKER="${2:?--broker needs a name}"; shift 2 ;;
-    *) usage ;;
+    -*) usage ;;
+    *) [[ -z "$service" ]] || usage; service="$1"; shift ;;
   esac
 done
 export BROKER
@@ -33,8 +53,50 @@ check_broker() {
   die "unknown broker '$BROKER' (known: ${ALL_BROKERS[*]})"
 }
 
-pid_of()  { [[ -f "$PIDS/$1.pid" ]] && cat "$PIDS/$1.pid"; }
-alive()   { local p; p=$(pid_of "$1") && [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null; }
+check_service() {
+  local s
+  for s in "${SERVICES[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+  die "unknown service '$1' (known: ${SERVICES[*]})"
+}
+
+pid_of() { [[ -f "$PIDS/$1.pid" ]] && cat "$PIDS/$1.pid"; }
+
+# proc_id PID: "<start time> <executable>" of a live process. The start time
+# (field 22 of /proc/PID/stat, clock ticks after boot) survives exec and tells
+# a recycled pid apart; a binary replaced on disk reads "PATH (deleted)".
+proc_id() {
+  local stat exe f
+  [[ "$1" =~ ^[0-9]+$ ]] || return 1
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  read -r -a f <<<"${stat##*) }" # after comm (field 2), which may hold spaces and parentheses
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+  printf '%s %s\n' "${f[19]}" "${exe% (deleted)}"
+}
+
+# ours NAME: succeeds, with PID set, when NAME's pid file names the very
+# process start() began. Otherwise fails, with WHY saying what is wrong (empty
+# when there is no pid file or its process has exited: nothing to signal).
+# Globals, not output: a $(...) subshell would lose WHY.
+PID="" WHY=""
+ours() {
+  local name="$1" p want have
+  PID="" WHY=""
+  p=$(pid_of "$name") || return 1
+  have=$(proc_id "$p") || return 1
+  want=$(cat "$PIDS/$name.id" 2>/dev/null) || want=""
+  if [[ -z "$want" ]]; then
+    WHY="$name: pid $p in $PIDS/$name.pid has no record of the process it named ($PIDS/$name.id): pid $p (${have#* }) is not signalled (if it is the stack's, from an older stack.sh, stop it yourself: kill $p)"
+    return 1
+  elif [[ "$have" != "$want" ]]; then
+    WHY="$name: pid $p in $PIDS/$name.pid is now another process (${have#* }, start time ${have%% *}; recorded: ${want#* }, start time ${want%% *}): it is not signalled"
+    return 1
+  fi
+  PID="$p"
+}
+alive() { ours "$1"; }
+
+# forget NAME: removes NAME's pid and identity files.
+forget() { rm -f "$PIDS/$1.pid" "$PIDS/$1.id"; }
 
 port_free() {  # port_free PORT VARIABLE
   if ss -Htln "sport = :$1" 2>/dev/null | grep -q .; then
@@ -42,12 +104,49 @@ port_free() {  # port_free PORT VARIABLE
   fi
 }
 
-# start NAME CMD...: runs a daemon in its own session, logs and pid in $STATE.
+# start NAME CMD...: runs a daemon in its own session; log, pid and identity in $STATE.
 start() {
   local name="$1"; shift
   mkdir -p "$PIDS" "$LOGS"
   setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null &
-  echo $! >"$PIDS/$name.pid"
+  local pid=$! want i
+  # For a moment the child is this shell, then setsid, before it execs the
+  # daemon: record the executable once it is the daemon's (one run through a
+  # wrapper script never becomes it: then what runs after a second counts).
+  want=$(readlink -f "$(command -v "$1")" 2>/dev/null) || want=""
+  for ((i = 0; i < 100; i++)); do
+    [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$want" ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  forget "$name"
+  proc_id "$pid" >"$PIDS/$name.id" || true # exited already: wait_for says so, with the log
+  echo "$pid" >"$PIDS/$name.pid"
+}
+
+# stop NAME: TERM (then KILL after 10 s) to NAME's process, only if it is the
+# one start() began; a stale pid file is reported and removed. Fails when
+# nothing was stopped.
+stop() {
+  local name="$1" p i want have stat
+  if ! ours "$name"; then
+    [[ -n "$WHY" ]] && warn "$WHY; removed the stale $PIDS/$name.pid"
+    forget "$name"
+    return 1
+  fi
+  p="$PID" want=$(cat "$PIDS/$name.id")
+  kill -TERM "$p" 2>/dev/null || true
+  # Until it has exited: an exiting process has no readable executable yet
+  # still runs; a zombie (state Z) has exited; another identity means the
+  # pid was released and reused.
+  for ((i = 0; i < 100; i++)); do
+    stat=$(cat "/proc/$p/stat" 2>/dev/null) || break
+    [[ "${stat##*) }" == Z* ]] && break
+    if have=$(proc_id "$p"); then [[ "$have" == "$want" ]] || break; fi
+    sleep 0.1
+  done
+  [[ "$(proc_id "$p" 2>/dev/null)" == "$want" ]] && kill -KILL "$p" 2>/dev/null
+  forget "$name"
 }
 
 # wait_for NAME SECONDS CHECK...: polls CHECK until it passes.
@@ -65,28 +164,29 @@ wait_for() {
 
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$1"; }
 
+# The token and password reach InfluxDB through jq's env and curl's header
+# file (lib.sh: influx_curl), never through argv.
 influx_setup() {
   local url="http://127.0.0.1:$INFLUXDB_PORT" allowed
   allowed=$(curl -fsS "$url/api/v2/setup" | jq -r .allowed)
   if [[ "$allowed" == "true" ]]; then
     local secs
     secs=$(retention_seconds "$INFLUXDB_RETENTION")
-    jq -n --arg org "$INFLUXDB_ORG" --arg bucket "$INFLUXDB_BUCKET" --arg token "$INFLUX_TOKEN" \
-       --arg pw "$INFLUXDB_ADMIN_PASSWORD" --argjson ret "$secs" \
-       '{username:"admin", password:$pw, org:$org, bucket:$bucket, token:$token, retentionPeriodSeconds:$ret}' |
+    jq -n --arg org "$INFLUXDB_ORG" --arg bucket "$INFLUXDB_BUCKET" --argjson ret "$secs" \
+       '{username:"admin", password:env.INFLUXDB_ADMIN_PASSWORD, org:$org, bucket:$bucket, token:env.INFLUX_TOKEN, retentionPeriodSeconds:$ret}' |
       curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' --data @- "$url/api/v2/setup" ||
       die "InfluxDB first-run setup failed (see $LOGS/influxd.log)"
     # InfluxQL (and Grafana's InfluxQL panels) read the bucket as database/autogen.
     local bucket_id org_id
-    bucket_id=$(curl -fsS -H "Authorization: Token $INFLUX_TOKEN" "$url/api/v2/buckets?name=$INFLUXDB_BUCKET" | jq -r '.buckets[0].id')
-    org_id=$(curl -fsS -H "Authorization: Token $INFLUX_TOKEN" "$url/api/v2/orgs?org=$INFLUXDB_ORG" | jq -r '.orgs[0].id')
+    bucket_id=$(influx_curl -fsS "$url/api/v2/buckets?name=$INFLUXDB_BUCKET" | jq -r '.buckets[0].id')
+    org_id=$(influx_curl -fsS "$url/api/v2/orgs?org=$INFLUXDB_ORG" | jq -r '.orgs[0].id')
     jq -n --arg b "$bucket_id" --arg o "$org_id" --arg db "$INFLUXDB_BUCKET" \
        '{bucketID:$b, orgID:$o, database:$db, retention_policy:"autogen", default:true}' |
-      curl -fsS -o /dev/null -X POST -H "Authorization: Token $INFLUX_TOKEN" -H 'Content-Type: application/json' \
+      influx_curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' \
         --data @- "$url/api/v2/dbrps" || die "InfluxDB DBRP mapping failed"
     log "InfluxDB set up: org $INFLUXDB_ORG, bucket $INFLUXDB_BUCKET (retention $INFLUXDB_RETENTION)"
   fi
-  curl -fsS -o /dev/null -H "Authorization: Token $INFLUX_TOKEN" "$url/api/v2/buckets?name=$INFLUXDB_BUCKET" ||
+  influx_curl -fsS -o /dev/null "$url/api/v2/buckets?name=$INFLUXDB_BUCKET" ||
     die "the InfluxDB in $STATE/influxdb was set up with another token than INFLUX_TOKEN in .env.local: restore that token, or remove $STATE/influxdb to start afresh"
 }
 
@@ -100,7 +200,30 @@ retention_seconds() {
   esac
 }
 
-broker_start() {
+# One function per service: what up, start and restart run.
+start_influxd() {
+  port_free "$INFLUXDB_PORT" INFLUXDB_PORT
+  mkdir -p "$STATE/influxdb"
+  start influxd "$(influxd_bin)" --bolt-path "$STATE/influxdb/influxd.bolt" --engine-path "$STATE/influxdb/engine" \
+    --sqlite-path "$STATE/influxdb/influxd.sqlite" --http-bind-address "127.0.0.1:$INFLUXDB_PORT" \
+    --reporting-disabled --log-level warn
+  wait_for influxd 30 http_ok "http://127.0.0.1:$INFLUXDB_PORT/health"
+  influx_setup
+}
+
+start_node_exporter() {
+  port_free "$NODE_EXPORTER_PORT" NODE_EXPORTER_PORT
+  # The collectors the dashboards use (NODE_EXPORTER_FLAGS in .env, shared with compose).
+  local ne_flags
+  read -r -a ne_flags <<<"$NODE_EXPORTER_FLAGS"
+  start node_exporter prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_EXPORTER_PORT" "${ne_flags[@]}"
+  wait_for node_exporter 10 http_ok "http://127.0.0.1:$NODE_EXPORTER_PORT/metrics"
+}
+
+start_broker() {
+  port_free "$MQTT_PORT" MQTT_PORT
+  # 10K+ connections need file descriptors: the broker inherits this limit.
+  ulimit -n "$(ulimit -Hn)"
   case "$BROKER" in
     mosquitto)
       local conf="$STATE/mosquitto.conf"
@@ -109,6 +232,35 @@ broker_start() {
       wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t "\$SYS/broker/version" -C 1 -W 3
       ;;
   esac
+}
+
+start_telegraf() {
+  port_free "$TELEGRAF_K6_PORT" TELEGRAF_K6_PORT
+  mkdir -p "$STATE/telegraf-buffer"
+  INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
+  MQTT_SYS_URL="tcp://127.0.0.1:$MQTT_PORT" BROKER_PIDFILE="$PIDS/broker.pid" \
+  NODE_EXPORTER_URL="http://127.0.0.1:$NODE_EXPORTER_PORT/metrics" TELEGRAF_K6_LISTEN="127.0.0.1:$TELEGRAF_K6_PORT" \
+  TELEGRAF_BUFFER_DIR="$STATE/telegraf-buffer" \
+    start telegraf "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" \
+      --config-directory "$ROOT/telegraf/telegraf.d" \
+      --config "$ROOT/telegraf/brokers/$BROKER.conf" --config "$ROOT/telegraf/native/procstat.conf"
+  wait_for telegraf 20 http_ok "http://127.0.0.1:$TELEGRAF_K6_PORT/ping"
+}
+
+save_settings() {
+  local v
+  mkdir -p "$STATE"
+  for v in "${SETTINGS[@]}"; do printf '%s=%q\n' "$v" "${!v:-}"; done >"$STATE/stack.env"
+}
+
+# load_settings: the settings of the last `up`, over the caller's environment.
+load_settings() {
+  [[ -f "$STATE/stack.env" ]] ||
+    die "the native stack in $STATE was never started (no $STATE/stack.env): scripts/stack.sh up first"
+  set -a
+  # shellcheck source=/dev/null # written by save_settings
+  . "$STATE/stack.env"
+  set +a
 }
 
 up() {
@@ -126,66 +278,60 @@ up() {
   port_free "$TELEGRAF_K6_PORT" TELEGRAF_K6_PORT
   port_free "$NODE_EXPORTER_PORT" NODE_EXPORTER_PORT
   port_free "$MQTT_PORT" MQTT_PORT
-  # 10K+ connections need file descriptors: the broker inherits this limit.
-  ulimit -n "$(ulimit -Hn)"
   ensure_secrets
-  mkdir -p "$STATE/influxdb" "$STATE/telegraf-buffer"
-
-  start influxd "$(influxd_bin)" --bolt-path "$STATE/influxdb/influxd.bolt" --engine-path "$STATE/influxdb/engine" \
-    --sqlite-path "$STATE/influxdb/influxd.sqlite" --http-bind-address "127.0.0.1:$INFLUXDB_PORT" \
-    --reporting-disabled --log-level warn
-  wait_for influxd 30 http_ok "http://127.0.0.1:$INFLUXDB_PORT/health"
-  influx_setup
-
-  # The collectors the dashboards use (NODE_EXPORTER_FLAGS in .env, shared with compose).
-  local ne_flags
-  read -r -a ne_flags <<<"$NODE_EXPORTER_FLAGS"
-  start node_exporter prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_EXPORTER_PORT" "${ne_flags[@]}"
-  wait_for node_exporter 10 http_ok "http://127.0.0.1:$NODE_EXPORTER_PORT/metrics"
-
-  broker_start
-
-  INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
-  MQTT_SYS_URL="tcp://127.0.0.1:$MQTT_PORT" BROKER_PIDFILE="$PIDS/broker.pid" \
-  NODE_EXPORTER_URL="http://127.0.0.1:$NODE_EXPORTER_PORT/metrics" TELEGRAF_K6_LISTEN="127.0.0.1:$TELEGRAF_K6_PORT" \
-  TELEGRAF_BUFFER_DIR="$STATE/telegraf-buffer" \
-    start telegraf "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" \
-      --config-directory "$ROOT/telegraf/telegraf.d" \
-      --config "$ROOT/telegraf/brokers/$BROKER.conf" --config "$ROOT/telegraf/native/procstat.conf"
-  wait_for telegraf 20 http_ok "http://127.0.0.1:$TELEGRAF_K6_PORT/ping"
+  save_settings
+  start_influxd
+  start_node_exporter
+  start_broker
+  start_telegraf
   echo "$BROKER" >"$STATE/broker"
   log "native stack up: broker $BROKER on mqtt://127.0.0.1:$MQTT_PORT, InfluxDB http://127.0.0.1:$INFLUXDB_PORT, k6 output influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6"
 }
 
 down() {
-  local s p i stopped=()
+  local s stopped=()
   # Telegraf first, so it flushes what it holds while InfluxDB still runs.
   for s in telegraf broker node_exporter influxd; do
-    p=$(pid_of "$s") || continue
-    if kill -0 "$p" 2>/dev/null; then
-      kill -TERM "$p" 2>/dev/null || true
-      for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-      kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
-      stopped+=("$s")
-    fi
-    rm -f "$PIDS/$s.pid"
+    stop "$s" && stopped+=("$s")
   done
   log "stopped: ${stopped[*]:-nothing was running}; data kept in $STATE"
 }
 
 status() {
-  local s rc=0
-  for s in "${SERVICES[@]}"; do
-    if alive "$s"; then printf '%-14s running (pid %s)\n' "$s" "$(pid_of "$s")"
-    else printf '%-14s stopped\n' "$s"; rc=3; fi
+  local s rc=0 list=("${SERVICES[@]}")
+  if [[ -n "$service" ]]; then check_service "$service"; list=("$service"); fi
+  for s in "${list[@]}"; do
+    if ours "$s"; then
+      printf '%-14s running (pid %s)\n' "$s" "$PID"
+    else
+      printf '%-14s stopped%s\n' "$s" "${WHY:+ (stale pid file: $WHY)}"
+      rc=3
+    fi
   done
-  [[ -f "$STATE/broker" ]] && printf '%-14s %s\n' "broker name" "$(cat "$STATE/broker")"
+  [[ -z "$service" && -f "$STATE/broker" ]] && printf '%-14s %s\n' "broker name" "$(cat "$STATE/broker")"
   return $rc
 }
 
+# service_cmd restart|stop|start: one service, with the settings of the last up.
+service_cmd() {
+  [[ -n "$service" ]] || usage
+  check_service "$service"
+  if [[ "$cmd" != start ]]; then
+    if stop "$service"; then log "$service stopped"; else log "$service was not running"; fi
+  fi
+  [[ "$cmd" == stop ]] && return 0
+  if ours "$service"; then die "$service is already running (pid $PID): scripts/stack.sh restart $service"; fi
+  load_settings
+  check_broker
+  ensure_secrets
+  "start_$service"
+  log "$service started (pid $(pid_of "$service")) with the settings in $STATE/stack.env"
+}
+
 case "$cmd" in
-  up) up ;;
-  down) down ;;
+  up) [[ -z "$service" ]] || usage; up ;;
+  down) [[ -z "$service" ]] || usage; down ;;
   status) status ;;
+  restart|stop|start) service_cmd ;;
   *) usage ;;
 esac

@@ -1,14 +1,13 @@
 """The native stack collects host, broker and k6 metrics into a real
 InfluxDB through the real Telegraf, with the configs compose mounts."""
 
-import os
 import subprocess
 import time
 from pathlib import Path
 
 import requests
 
-from conftest import ROOT, TEST_PORTS, Stack, wait_until
+from conftest import ROOT, TEST_PORTS, Stack, loopback_port, wait_until
 
 
 def measurement_counts(stack, start="-2m"):
@@ -104,9 +103,22 @@ def test_unknown_broker_is_refused(tmp_path):
     assert r.returncode != 0 and "unknown broker 'hivemq'" in r.stderr
 
 
+def ended(pid):
+    """Exited: gone, or a zombie its parent has yet to reap."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def test_down_stops_exactly_what_up_started(tmp_path):
     s = Stack(tmp_path / "lifecycle")
-    ports = {"INFLUXDB_PORT": "28086", "TELEGRAF_K6_PORT": "28186", "NODE_EXPORTER_PORT": "29100", "MQTT_PORT": "21883"}
+    ports = {
+        "INFLUXDB_PORT": str(loopback_port(28086)),
+        "TELEGRAF_K6_PORT": str(loopback_port(27186)),
+        "NODE_EXPORTER_PORT": str(loopback_port(29100)),
+        "MQTT_PORT": str(loopback_port(21883)),
+    }
     s.env.update(ports)
     r = s.run("up", check=False)
     assert r.returncode == 0, r.stderr
@@ -114,7 +126,7 @@ def test_down_stops_exactly_what_up_started(tmp_path):
     assert set(pids) == {"influxd", "node_exporter", "broker", "telegraf"}
     s.run("down")
     for name, pid in pids.items():
-        assert not os.path.exists(f"/proc/{pid}"), f"{name} (pid {pid}) still running after down"
+        assert ended(pid), f"{name} (pid {pid}) still running after down"
     assert not list((s.state / "pids").glob("*.pid"))
     assert (s.state / "influxdb" / "influxd.bolt").exists(), "down must keep the data"
     assert s.run("status", check=False).returncode != 0
@@ -130,30 +142,6 @@ def test_setup_second_run_is_a_cache_hit():
     assert "FAILED" not in r.stderr
 
 
-def restartable(pid):
-    """What it takes to start a process of the stack again: its command line and environment."""
-    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
-    environ = dict(kv.split("=", 1) for kv in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in kv)
-    return cmdline, environ, os.readlink(f"/proc/{pid}/cwd")
-
-
-def ended(pid):
-    """Exited (a zombie counts: the test's pytest process is the parent that would reap it)."""
-    try:
-        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-
-
-def stop(pid, sig=15):
-    os.kill(pid, sig)
-    for _ in range(300):
-        if ended(pid):
-            return
-        time.sleep(0.1)
-    os.kill(pid, 9)
-
-
 def answers(url, status):
     """Whether url answers with status (a service that is not listening yet does not)."""
     try:
@@ -167,18 +155,9 @@ def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
     Telegraf restart, still reaches InfluxDB once it is back. InfluxDB is
     stopped, not frozen: a frozen one would still take the write Telegraf had
     already sent when it thaws, and the test would pass without the buffer."""
-    pids = stack.pids()
-    influxd, telegraf = pids["influxd"], pids["telegraf"]
-    influxd_start, telegraf_start = restartable(influxd), restartable(telegraf)
     marker = f"outage{int(time.time() * 1000)}"
-
-    def start(name, how):
-        cmdline, environ, cwd = how
-        log = open(stack.state / "logs" / f"{name}.log", "ab")
-        new = subprocess.Popen(cmdline, env=environ, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
-        (stack.state / "pids" / f"{name}.pid").write_text(str(new.pid))
-
-    stop(influxd)
+    r = stack.run("stop", "influxd", check=False)
+    assert r.returncode == 0, r.stderr
     try:
         r = requests.post(
             f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write",
@@ -188,10 +167,11 @@ def test_metrics_survive_an_influxdb_outage_and_a_telegraf_restart(stack):
         )
         assert r.status_code == 204
         time.sleep(2)  # accepted into Telegraf's buffer; its writes fail (connection refused)
-        stop(telegraf)
-        start("telegraf", telegraf_start)
+        r = stack.run("restart", "telegraf", check=False)
+        assert r.returncode == 0, r.stderr
     finally:
-        start("influxd", influxd_start)
+        r = stack.run("start", "influxd", check=False)
+    assert r.returncode == 0, r.stderr
     assert wait_until(lambda: answers(f"{stack.influx}/health", 200), timeout=60), "InfluxDB did not come back"
 
     def arrived():

@@ -157,20 +157,38 @@ def test_charts_are_non_empty_images(step_run):
         assert img.std() > 0.01, f"{name} is blank"
 
 
-def test_missing_influxdb_is_named_not_a_crash(step_run):
+def test_unreachable_influxdb_keeps_a_complete_report(step_run):
+    """A report made with InfluxDB data is not replaced by one full of n/a
+    when InfluxDB is down later: its host and broker figures exist nowhere else."""
+    d, t, md = make_report(step_run)
+    assert t["missing"] == [], t["missing"]
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
     env = dict(step_run["env"], INFLUX_URL="http://127.0.0.1:9")
     r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"])], env)
+    assert r.returncode == 3, r.stderr
+    assert f"kept {d / 'report.md'}, a complete report" in r.stderr
+    assert "InfluxDB at http://127.0.0.1:9" in r.stderr and "Connection refused" in r.stderr, r.stderr
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before, "the complete report was changed"
+
+
+def test_missing_influxdb_is_named_in_a_new_report(step_run, tmp_path):
+    env = dict(step_run["env"], INFLUX_URL="http://127.0.0.1:9")
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(tmp_path)], env)
     assert r.returncode == 0, r.stderr
     assert "InfluxDB at http://127.0.0.1:9" in r.stderr and "missing" in r.stderr
-    md = (step_run["out"] / step_run["run_id"] / "report.md").read_text()
-    assert "Missing data" in md and "n/a" in md
+    md = (tmp_path / step_run["run_id"] / "report.md").read_text()
+    assert "Missing data" in md and "n/a" in md and "Connection refused" in md
     # The tables are still there, from the result file.
     assert md.count("| 300.0 (16 B) |") == 1 and "| p50 | p75 |" in md
+    # Rerun with InfluxDB back: the incomplete report is replaced by a complete one.
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(tmp_path)], step_run["env"])
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / step_run["run_id"] / "results.json").read_text())["missing"] == []
 
 
-def test_missing_token_is_named(step_run):
+def test_missing_token_is_named(step_run, tmp_path):
     env = {k: v for k, v in step_run["env"].items() if k != "INFLUX_TOKEN"}
-    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"])], env)
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(tmp_path)], env)
     assert r.returncode == 0 and "INFLUX_TOKEN is not set" in r.stderr
 
 

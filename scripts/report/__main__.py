@@ -1,7 +1,12 @@
 """scripts/report.sh [RUN_ID ...] [--cpu-target 75] [--results DIR] [--out DIR]
 
 One run (default: the latest) -> reports/<run_id>/report.md, charts, results.json.
-Several runs -> also a comparison: reports/compare-<time>/compare.md."""
+Several runs -> also a comparison: reports/compare-<time>/compare.md.
+
+A complete report (made with all its InfluxDB data) is never replaced by one
+that lacks data (InfluxDB unreachable, no token, --no-influx, points expired):
+it is kept, the reason is printed, and the exit code is 3. A report that did
+not exist is written with the missing data named (exit 0)."""
 
 import argparse
 import json
@@ -24,6 +29,10 @@ def mb(x):
     return "n/a" if x is None else f"{x / 2**20:,.0f} MB"
 
 
+def utc(ms):
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
 def connect_influx(skip):
     if skip:
         return None, "InfluxDB was not asked (--no-influx): host and broker metrics are missing"
@@ -33,20 +42,51 @@ def connect_influx(skip):
         return None, str(e)
 
 
+class KeptReport(Exception):
+    """A complete report was kept rather than replaced by one missing data; the message says why."""
+
+    def __init__(self, message, t):
+        super().__init__(message)
+        self.t = t
+
+
+def complete_report(out):
+    """The results.json of a report in out made with all its InfluxDB data, or None."""
+    try:
+        old = json.loads((out / "results.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return old if isinstance(old, dict) and old.get("missing") == [] else None
+
+
 def report_one(run, influx, influx_problem, args):
     tables.require(run)
     res, t = tables.build(run, influx, args.cpu_target)
     if influx_problem:
         t["missing"].insert(0, influx_problem)
     out = Path(args.out) / run.run_id
+    # A report is never replaced by one with less data (InfluxDB down or its
+    # points expired): its figures are not recoverable from the result file.
+    old = complete_report(out)
+    if old is not None and t["missing"]:
+        raise KeptReport(
+            f"kept {out / 'report.md'}, a complete report (made {old.get('written_at', 'earlier')} with InfluxDB "
+            f"{old.get('influx_url') or 'data'}), rather than replace it with one that lacks data: "
+            + "; ".join(t["missing"])
+            + f". To replace it, make InfluxDB answer and rerun, or write elsewhere with --out (or remove {out})",
+            old,
+        )
+    t["influx_url"] = influx.url if influx else None
+    t["written_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     out.mkdir(parents=True, exist_ok=True)
-    made = charts.run_charts(out, run, res)
+    made = charts.run_charts(out, run, res, charts.spans(t))
     k = charts.knee(out, t["steps"], args.cpu_target)
     if k:
         made["knee"] = k
     facts = broker_facts.load(run["broker"])
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
     env.globals["mb"] = mb
+    env.globals["utc"] = utc
     text = env.get_template("report.md.j2").render(
         t=t,
         run=run.data,
@@ -55,7 +95,7 @@ def report_one(run, influx, influx_problem, args):
         broker_facts=broker_facts.markdown(facts) if facts else None,
         run_path=run.path,
         influx_url=influx.url if influx else None,
-        now=datetime.now(UTC).isoformat(timespec="seconds"),
+        now=t["written_at"],
     )
     (out / "report.md").write_text(text)
     t["charts"] = made
@@ -139,9 +179,15 @@ def main(argv=None):
         return 2
     influx, problem = connect_influx(args.no_influx)
     done = []
+    kept = 0
     for run in runs:
         try:
             done.append(report_one(run, influx, problem, args))
+        except KeptReport as e:
+            # Exit 3: what was asked (a new report) was not made, though a good one exists.
+            print(f"error: {e}", file=sys.stderr)
+            kept += 1
+            done.append((e.t, run))
         except MissingData as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -154,7 +200,7 @@ def main(argv=None):
             return 2
     if len(done) > 1:
         compare(done, args)
-    return 0
+    return 3 if kept else 0
 
 
 if __name__ == "__main__":

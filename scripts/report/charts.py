@@ -20,14 +20,53 @@ def _save(fig, path):
     return path.name
 
 
-def _lines(path, title, ylabel, series):
+# Shaded spans on the time-series charts: (colour, alpha, legend label).
+SPAN_STYLE = {
+    "gap": ("#808080", 0.25, "monitoring gap (no Telegraf point)"),
+    "outage": ("#d62728", 0.25, "broker outage"),
+}
+
+
+def spans(t):
+    """[(kind, start ms, end ms)] of a report's monitoring gaps and broker outages."""
+    out = [("gap", g["start_ms"], g["end_ms"]) for g in ((t.get("monitoring") or {}).get("gaps") or [])]
+    out += [("outage", o["start_ms"], o["span_end_ms"]) for o in t.get("outages") or []]
+    return out
+
+
+def _shade(ax, shaded):
+    """Shades each span, behind the lines, without widening the time axis."""
+    xlim = ax.get_xlim()
+    labelled = set()
+    for kind, a, b in shaded:
+        colour, alpha, label = SPAN_STYLE[kind]
+        ax.axvspan(_t(a), _t(b), color=colour, alpha=alpha, zorder=0, label=None if kind in labelled else label)
+        labelled.add(kind)
+    ax.set_xlim(xlim)
+
+
+def _broken(pts, holes):
+    """pts with a NaN between two points that a monitoring gap lies between,
+    so that the line stops there instead of drawing values nobody measured."""
+    out = []
+    for prev, cur in zip([None, *pts], pts, strict=False):
+        if prev and any(prev[0] <= a and b <= cur[0] for a, b in holes):
+            out.append(((prev[0] + cur[0]) / 2, float("nan")))
+        out.append(cur)
+    return out
+
+
+def _lines(path, title, ylabel, series, shaded=()):
     """series: [(label, [(ms, value)])]; None when there is nothing to draw."""
     series = [(label, pts) for label, pts in series if pts]
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(9, 3.6))
+    holes = [(a, b) for kind, a, b in shaded if kind == "gap"]
     for label, pts in series:
+        pts = _broken(pts, holes)
         ax.plot([_t(t) for t, _ in pts], [v for _, v in pts], label=label, linewidth=1.2)
+    _shade(ax, shaded)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
@@ -35,7 +74,8 @@ def _lines(path, title, ylabel, series):
     return _save(fig, path)
 
 
-def run_charts(out, run, res):
+def run_charts(out, run, res, shaded=()):
+    """The time-series charts; shaded: spans() of the report, drawn on each."""
     tl = run.data.get("timeline") or []
 
     def col(k):
@@ -47,24 +87,28 @@ def run_charts(out, run, res):
             "Throughput",
             "msg/s",
             [("in (published)", col("published")), ("out (received)", col("received"))],
+            shaded,
         ),
         "latency": _lines(
             out / "latency.png",
             "Pub-to-sub latency per second",
             "ms",
             [("p50", col("latency_p50_ms")), ("p99", col("latency_p99_ms")), ("max", col("latency_max_ms"))],
+            shaded,
         ),
         "cpu": _lines(
             out / "cpu.png",
             "CPU",
             "% (host: 1 - idle; broker: of one core)",
             [("host", res.host_cpu), ("broker process", res.broker_cpu)],
+            shaded,
         ),
         "memory": _lines(
             out / "memory.png",
             "Memory",
             "%  /  MB",
             [("host used %", res.mem_pct), ("broker RSS MB", [(t, v / 2**20) for t, v in res.broker_rss])],
+            shaded,
         ),
     }
     return {k: v for k, v in made.items() if v}

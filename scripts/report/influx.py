@@ -3,6 +3,8 @@ official client. Every query is bounded by the run's window; the filters are
 those of the dashboards (flux_filters.py)."""
 
 import os
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime
 
 from influxdb_client import InfluxDBClient
@@ -10,6 +12,26 @@ from influxdb_client import InfluxDBClient
 import flux_filters as ff
 
 from .results import MissingData
+
+
+def _reason(e):
+    """The innermost cause of a connection error, in one short line (the
+    client's own message repeats the pool's internals)."""
+    while e.__cause__ is not None or e.__context__ is not None:
+        e = e.__cause__ or e.__context__
+    text = str(e).splitlines()[0] if str(e) else e.__class__.__name__
+    return text[-200:]
+
+
+def _probe(url):
+    """Why url/ping fails, for the message (the client's ping() only says that it does)."""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/ping", timeout=5) as r:
+            return f"/ping answered HTTP {r.status}"
+    except urllib.error.HTTPError as e:
+        return f"/ping answered HTTP {e.code}"
+    except (urllib.error.URLError, OSError) as e:
+        return _reason(e.reason if isinstance(e, urllib.error.URLError) and isinstance(e.reason, BaseException) else e)
 
 
 def _iso(ms):
@@ -28,14 +50,14 @@ class Influx:
         try:
             if not self.client.ping():
                 raise MissingData(
-                    f"InfluxDB at {url} does not answer, so host and broker metrics are missing: "
+                    f"InfluxDB at {url} does not answer ({_probe(url)}), so host and broker metrics are missing: "
                     "start it (scripts/stack.sh up) or set INFLUX_URL"
                 )
         except MissingData:
             raise
         except Exception as e:  # the client raises several kinds for a refused connection
             raise MissingData(
-                f"InfluxDB at {url} is unreachable ({e.__class__.__name__}), so host and broker "
+                f"InfluxDB at {url} is unreachable ({e.__class__.__name__}: {_reason(e)}), so host and broker "
                 "metrics are missing: start it (scripts/stack.sh up) or set INFLUX_URL"
             ) from None
 
@@ -63,6 +85,20 @@ class Influx:
                 if rec.get_value() is not None:
                     out.append((int(rec.get_time().timestamp() * 1000), float(rec.get_value())))
         return sorted(out)
+
+    def point_times(self, start_ms, end_ms, predicate):
+        """Unix ms of every point matching predicate, as written (not aggregated)."""
+        q = (
+            f'from(bucket: "{self.bucket}")\n'
+            f"  |> range(start: {_iso(start_ms)}, stop: {_iso(end_ms)})\n"
+            f"  |> filter(fn: (r) => {predicate})\n  |> group()\n"
+            '  |> keep(columns: ["_time"])\n'
+        )
+        return sorted(
+            int(rec.get_time().timestamp() * 1000)
+            for table in self.client.query_api().query(q, org=self.org)
+            for rec in table.records
+        )
 
     def host_cpu(self, start, end, broker):
         """CPU % (1 - idle), and user+system %, of the broker host."""

@@ -1,8 +1,13 @@
 """The numbers of a report: the EMQX guide's per-step table, mqttbs's tables,
 success rates, the generator's share of the host and the capacity search."""
 
+import os
+import re
 from urllib.parse import urlparse
 
+import flux_filters as ff
+
+from . import gaps
 from .results import MissingData
 
 
@@ -23,10 +28,13 @@ class Resources:
         self.missing = []
         self.host_cpu = self.host_cpu_us = self.mem_pct = self.mem_used = self.broker_cpu = self.broker_rss = []
         self.broker_host = {}
+        self.telegraf_points = []
         if influx is None:
             return
         start, end = run.window()
         broker = run["broker"]
+        # Monitoring gaps are read off one series Telegraf collects every interval.
+        self.telegraf_points = influx.point_times(start, end, ff.host_cpu("usage_idle", broker))
         self.host_cpu, self.host_cpu_us = influx.host_cpu(start, end, broker)
         self.mem_pct, self.mem_used = influx.host_mem(start, end, broker)
         self.broker_cpu, self.broker_rss = influx.broker_process(start, end, broker)
@@ -207,6 +215,30 @@ def generator(run, res):
     }
 
 
+def telegraf_interval_ms(value=None):
+    """TELEGRAF_INTERVAL (default 5s) in ms: the fallback when the points are too few to tell the interval."""
+    v = value if value is not None else os.environ.get("TELEGRAF_INTERVAL") or "5s"
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", v.strip())
+    if not m:
+        return 5000.0
+    return float(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000}[m.group(2)]
+
+
+def monitoring(run, res, influx):
+    """Telegraf's collection interval and the gaps in its points during the run; None without
+    InfluxDB or without any of Telegraf's points (then the missing data says so)."""
+    if influx is None or not res.telegraf_points:
+        return None
+    start, end = run.window()
+    interval = gaps.interval_ms(res.telegraf_points, telegraf_interval_ms())
+    return {
+        "series": "host CPU (telegraf cpu, cpu-total)",
+        "interval_s": interval / 1000,
+        "points": len(res.telegraf_points),
+        "gaps": gaps.monitoring_gaps(res.telegraf_points, start, end, interval),
+    }
+
+
 def build(run, influx, cpu_target):
     res = Resources(influx, run)
     rows = step_rows(run, res)
@@ -222,6 +254,8 @@ def build(run, influx, cpu_target):
         "success": success(run),
         "connections": connections(run),
         "generator": generator(run, res),
+        "monitoring": monitoring(run, res, influx),
+        "outages": gaps.outages(run),
         "missing": res.missing,
     }
 

@@ -1,0 +1,139 @@
+"""Secrets: generated when missing or empty, and never in a process's argv
+(which every user of the machine can read in ps and /proc)."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import ROOT, Stack, loopback_port
+
+SECRET_NAMES = (
+    "INFLUX_TOKEN",
+    "DOCKER_INFLUXDB_INIT_ADMIN_TOKEN",
+    "INFLUXDB_ADMIN_PASSWORD",
+    "DOCKER_INFLUXDB_INIT_PASSWORD",
+    "GRAFANA_ADMIN_PASSWORD",
+    "GF_SECURITY_ADMIN_PASSWORD",
+    "EMQX_DASHBOARD__DEFAULT_PASSWORD",
+    "EMQX_NODE__COOKIE",
+    "NANOMQ_HTTP_SERVER_PASSWORD",
+    "NANOMQ_HTTP_PASSWORD",
+)
+
+
+def env_file(path):
+    return dict(line.split("=", 1) for line in Path(path).read_text().splitlines() if "=" in line)
+
+
+def test_empty_secret_entries_are_regenerated_and_the_rest_kept(tmp_path):
+    # A copy of lib.sh and .env, so that the test's .env.local is its own.
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts/lib.sh", tmp_path / "scripts/lib.sh")
+    shutil.copy(ROOT / ".env", tmp_path / ".env")
+    local = tmp_path / ".env.local"
+    lines = ["# my notes", "MY_SETTING=keep-me", "INFLUX_TOKEN=", "GRAFANA_ADMIN_PASSWORD=chosen-by-me"]
+    local.write_text("\n".join([*lines, "INFLUXDB_ADMIN_PASSWORD=''"]) + "\n")
+    r = subprocess.run(
+        ["bash", "-c", f'set -euo pipefail; . {tmp_path}/scripts/lib.sh; ensure_secrets; echo "$INFLUX_TOKEN"'],
+        text=True,
+        capture_output=True,
+    )
+    assert r.returncode == 0, r.stderr
+    got = env_file(local)
+    for name in SECRET_NAMES:
+        assert got[name] and got[name] not in ('""', "''"), f"{name} is {got[name]!r}"
+    assert len(got["INFLUX_TOKEN"]) >= 20 and len(got["INFLUXDB_ADMIN_PASSWORD"]) >= 20
+    assert r.stdout.strip() == got["INFLUX_TOKEN"], "the sourced token must be the regenerated one"
+    # The names that share one secret agree; what the user wrote stays.
+    assert got["DOCKER_INFLUXDB_INIT_ADMIN_TOKEN"] == got["INFLUX_TOKEN"]
+    assert got["DOCKER_INFLUXDB_INIT_PASSWORD"] == got["INFLUXDB_ADMIN_PASSWORD"]
+    assert got["GRAFANA_ADMIN_PASSWORD"] == got["GF_SECURITY_ADMIN_PASSWORD"] == "chosen-by-me"
+    assert got["MY_SETTING"] == "keep-me" and local.read_text().startswith("# my notes\n")
+    names = [line.split("=")[0] for line in local.read_text().splitlines()]
+    assert names.count("INFLUX_TOKEN") == 1, "an empty entry is filled in, not added again"
+    assert oct(local.stat().st_mode & 0o777) == "0o600"
+    # A second run changes nothing.
+    before = local.read_text()
+    subprocess.run(["bash", "-c", f". {tmp_path}/scripts/lib.sh; ensure_secrets"], check=True)
+    assert local.read_text() == before
+
+
+# Every external program the stack's scripts hand data to: each is replaced by
+# a shim that records its argv, then runs the real one.
+SHIMMED = (
+    "curl",
+    "jq",
+    "setsid",
+    "sed",
+    "grep",
+    "head",
+    "tail",
+    "tr",
+    "base64",
+    "cat",
+    "ss",
+    "awk",
+    "mosquitto_sub",
+    "env",
+    "touch",
+    "chmod",
+    "mv",
+)
+
+SHIM = """#!/bin/bash
+printf '%s\\n' "${0##*/} $*" >>"$ARGV_LOG"
+PATH="${PATH#"$SHIM_DIR":}" exec "${0##*/}" "$@"
+"""
+
+
+def test_no_secret_reaches_any_argv(tmp_path, stack):
+    """stack.sh up on a fresh state dir (InfluxDB's first-run setup and token
+    check), a restart of InfluxDB, and bench.sh's token check: the token and
+    passwords of .env.local appear in no recorded argv and in no daemon's
+    command line. The session stack is there so that bench.sh finds one up."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "shim").write_text(SHIM)
+    (shims / "shim").chmod(0o755)
+    for name in SHIMMED:
+        (shims / name).symlink_to("shim")
+    log = tmp_path / "argv.log"
+    s = Stack(tmp_path / "fresh")
+    s.env.update(
+        INFLUXDB_PORT=str(loopback_port(38086)),
+        TELEGRAF_K6_PORT=str(loopback_port(37186)),
+        NODE_EXPORTER_PORT=str(loopback_port(39100)),
+        MQTT_PORT=str(loopback_port(31883)),
+        PATH=f"{shims}:{os.environ['PATH']}",
+        SHIM_DIR=str(shims),
+        ARGV_LOG=str(log),
+    )
+    try:
+        r = s.run("up", check=False)
+        assert r.returncode == 0, r.stderr
+        daemons = {n: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ") for n, pid in s.pids().items()}
+        r = s.run("restart", "influxd", check=False)
+        assert r.returncode == 0, r.stderr
+    finally:
+        s.run("down", check=False)
+    # bench.sh checks the token against the running stack before k6 starts;
+    # QOS=3 then stops the run before any load.
+    bench_env = dict(stack.env, PATH=s.env["PATH"], SHIM_DIR=str(shims), ARGV_LOG=str(log), RUN_ID="argv-check")
+    subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", "-e", "QOS=3"],
+        env=bench_env,
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
+    recorded = log.read_text()
+    # The shims saw the calls that used to carry the token.
+    assert "curl " in recorded and "/api/v2/buckets" in recorded and "/api/v2/setup" in recorded
+    assert f"{stack.influx}/api/v2/buckets" in recorded, "bench.sh's token check did not run"
+    secrets = {v for k, v in env_file(ROOT / ".env.local").items() if k in SECRET_NAMES and v}
+    assert len(secrets) >= 5
+    for secret in secrets:
+        assert secret not in recorded, "a secret from .env.local was passed in a command's argv"
+        for name, cmdline in daemons.items():
+            assert secret.encode() not in cmdline, f"a secret is in {name}'s command line"
