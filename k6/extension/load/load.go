@@ -44,6 +44,10 @@ type Run struct {
 
 	publishers publisherRegistry
 	shared     sharedSets
+
+	outages outages         // windows in which connections were down
+	emitted map[string]bool // metrics with a sample pushed (r.mu)
+	noData  []string        // threshold metrics CheckSamples found without one (r.mu)
 }
 
 // NewRun makes an empty run; the reporter starts with the first meter.

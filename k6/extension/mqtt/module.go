@@ -71,6 +71,8 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"parseUrl":        parseURL,
 		"limits":          limits(),
 		"version":         Version,
+		"outages":         mi.root.run.Outages,
+		"checkSamples":    mi.checkSamples,
 	}}
 }
 
@@ -79,7 +81,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 func (mi *ModuleInstance) stats() map[string]any {
 	run := mi.root.run
 	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": run.Counters(),
-		"process": processUsage()}
+		"process": processUsage(), "without_samples": run.WithoutSamples()}
 	for name, s := range run.Totals() {
 		out[name] = s
 	}
