@@ -8,11 +8,12 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
-from conftest import loopback_port, run_k6, wait_until
+from conftest import ROOT, loopback_port, run_k6, wait_until
 from test_scenarios import SCENARIOS, mosquitto
 
 
@@ -121,3 +122,23 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
     assert d["cause"] == "broker_outage", d
     assert d["evidence"]["outages"] == 1 and d["evidence"]["disconnects"] == 10
     assert "CPU-bound" not in p.stderr and "generator" not in d["cause"]
+    # The report shows the same diagnosis (no InfluxDB here: broker CPU unknown).
+    rep = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "report",
+            r["run_id"],
+            "--results",
+            str(tmp_path),
+            "--out",
+            str(tmp_path),
+            "--no-influx",
+        ],
+        cwd=ROOT / "scripts",
+        text=True,
+        capture_output=True,
+    )
+    assert rep.returncode == 0, rep.stderr
+    md = (tmp_path / r["run_id"] / "report.md").read_text()
+    assert f"**Diagnosis (`broker_outage`):** {d['text']} Broker process CPU: not in InfluxDB." in md
