@@ -69,6 +69,17 @@ def test_failed_connections_are_counted_when_none_opened(k6_bin, tmp_path):
     assert d["cause"] == "broker_unreachable" and "connection refused" in d["text"], d
 
 
+def established(port):
+    """Established TCP connections whose local port is port (the broker's side)."""
+    n = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                n += state == "01" and int(local.rsplit(":", 1)[1], 16) == port
+    return n
+
+
 def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path):
     port = loopback_port(11892)
     conf = tmp_path / "m.conf"
@@ -94,7 +105,9 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
     k6 = threading.Thread(target=load)
     try:
         k6.start()
-        time.sleep(4)  # k6 started, connected and publishing
+        # Every client connected (publishers last), then publishing a while.
+        assert wait_until(lambda: established(port) >= 10, timeout=60), established(port)
+        time.sleep(2)
         os.kill(broker.pid, signal.SIGKILL)
         broker.wait(10)
         down = time.time()
@@ -141,4 +154,8 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
     )
     assert rep.returncode == 0, rep.stderr
     md = (tmp_path / r["run_id"] / "report.md").read_text()
+    # Every client reconnected: the connection success rate (first
+    # connections) is whole, not diluted by the redials.
+    t = json.loads((tmp_path / r["run_id"] / "results.json").read_text())
+    assert t["connections"]["success_pct"] == 100.0 and t["diagnosis"]["cause"] == "broker_outage"
     assert f"**Diagnosis (`broker_outage`):** {d['text']} Broker process CPU: not in InfluxDB." in md
