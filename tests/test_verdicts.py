@@ -57,6 +57,23 @@ def test_a_refused_initial_connection_fails_the_connection_thresholds(k6_bin, tm
     assert d["cause"] == "broker_refused" and f"{failed} of 8 connections" in d["text"], d
 
 
+def test_failed_connections_are_counted_when_a_group_opens_none(k6_bin, tmp_path):
+    # About 5 connections allowed: the subscribers take them, no publisher
+    # gets one, and the run aborts at once: the publishers' failures must
+    # still reach k6 before it judges mqtt_connect_failures.
+    port = loopback_port(11894)
+    text = f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_connections 5\n"
+    with mosquitto(tmp_path / "m.conf", port, text) as url:
+        p, r = run(k6_bin, tmp_path, "p2p", url, SUBSCRIBERS="8", PUBLISHERS="8", RATE="80")
+    assert p.returncode != 0
+    c = r["counts"]
+    assert c["mqtt_connects"] + c["mqtt_connect_failures"] == 16 and c["mqtt_connect_failures"] >= 10, c
+    assert r["thresholds"]["mqtt_connect_failures count==0"] is False, r["thresholds"]
+    # Aborted before a message went out: the p99 bound judged nothing.
+    assert r["thresholds"]["mqtt_latency_p99 value<100"] is False and "mqtt_latency_p99" in r["without_samples"]
+    assert r["diagnosis"]["cause"] == "broker_refused", r["diagnosis"]
+
+
 def test_failed_connections_are_counted_when_none_opened(k6_bin, tmp_path):
     # Nothing listens: the run aborts on the first group, and its failed
     # connections must still reach k6 before it judges the thresholds.

@@ -233,8 +233,6 @@ export declare function stats(): {
   k6_version: string;
   counters: Record<string, number>;
   process: { cpu_user_s: number; cpu_system_s: number; max_rss_kb: number };
-  /** Threshold metrics checkSamples() found without a sample. */
-  without_samples: string[];
   mqtt_latency: LatencyStats;
   mqtt_latency_intended: LatencyStats;
   mqtt_send_lag: LatencyStats;
@@ -265,6 +263,9 @@ export declare function outages(): Array<{ start_ms: number; end_ms: number | nu
  * `count==0` threshold on it fails such a run.
  */
 export declare function checkSamples(thresholdMetrics: string[]): string[];
+
+/** Of the given threshold metrics, the extension's that never had a sample (no push). */
+export declare function withoutSamples(thresholdMetrics: string[]): string[];
 
 /** The generator host: CPU model, cores, memory, kernel, OS, network sysctls. */
 export declare function host(): Record<string, unknown>;

@@ -91,7 +91,7 @@ function judge(r, e) {
   }
   if (e.lost > 0) {
     return ['broker_lost_messages', `The broker lost ${e.lost} of ${e.receives + e.lost} messages with no ` +
-      'disconnect, refusal or failed publish.'];
+      `disconnect or refusal (inflight window full ${e.window_full} times, PUBACK p99 ${e.puback_p99_ms ?? 'n/a'} ms).`];
   }
   if (e.window_full > 0 && ((e.achieved_ratio !== null && e.achieved_ratio < 0.95) || e.publish_failures > 0)) {
     return ['broker_slow_acks', `The broker held back acknowledgements: the inflight window was full ` +

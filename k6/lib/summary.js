@@ -28,8 +28,10 @@ export function result(data, p, flows) {
   const thresholds = {};
   let passed = true;
   // A threshold whose metric never had a sample judged nothing: it fails
-  // here as it failed the run (mqtt_thresholds_without_samples).
-  const noData = st.without_samples || [];
+  // here as it failed the run (mqtt_thresholds_without_samples), also when
+  // the run was aborted before it could count them.
+  const judged = Object.entries(data.metrics).filter(([, m]) => m.thresholds).map(([name]) => name);
+  const noData = mqtt.withoutSamples(judged);
   for (const [name, m] of Object.entries(data.metrics)) {
     for (const [expr, t] of Object.entries(m.thresholds || {})) {
       const ok = t.ok && !noData.includes(name.split('{')[0]);

@@ -47,7 +47,6 @@ type Run struct {
 
 	outages outages         // windows in which connections were down
 	emitted map[string]bool // metrics with a sample pushed (r.mu)
-	noData  []string        // threshold metrics CheckSamples found without one (r.mu)
 }
 
 // NewRun makes an empty run; the reporter starts with the first meter.

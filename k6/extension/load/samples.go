@@ -37,36 +37,44 @@ func (m *Metrics) names() map[string]bool {
 	return out
 }
 
-// CheckSamples runs at the end of a test, after its groups closed: k6
-// passes a threshold whose metric never had a sample (a p99 bound when no
-// message arrived), so a verdict could rest on no data. Of names (the
-// script's threshold metrics, `name{tag:value}` counting as name), it
-// returns those of the extension's metrics that never had a sample, and
-// pushes mqtt_thresholds_without_samples through the calling VU: 1 per such
-// metric (tag metric), or a single 0, so that its own `count==0` threshold
-// judges data too.
-func (r *Run) CheckSamples(env Env, names []string) []string {
+// WithoutSamples are, of names (threshold metrics; `name{tag:value}` counts
+// as name), the extension's metrics that never had a sample taken by k6:
+// their thresholds judged nothing, whatever k6 says of them.
+func (r *Run) WithoutSamples(names []string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.withoutSamplesLocked(names)
+}
+
+func (r *Run) withoutSamplesLocked(names []string) []string {
+	missing := []string{}
 	if r.metrics == nil {
-		return nil
+		return missing
 	}
 	ours := r.metrics.names()
-	var missing []string
-	seen := map[string]bool{}
 	for _, n := range names {
 		if i := strings.IndexByte(n, '{'); i >= 0 {
 			n = n[:i]
 		}
-		if ours[n] && !r.emitted[n] && !seen[n] {
-			seen[n] = true
+		if ours[n] && !r.emitted[n] && !slices.Contains(missing, n) {
 			missing = append(missing, n)
 		}
 	}
-	for _, n := range missing {
-		if !slices.Contains(r.noData, n) {
-			r.noData = append(r.noData, n)
-		}
+	return missing
+}
+
+// CheckSamples runs at the end of a test, after its groups closed: k6
+// passes a threshold whose metric never had a sample (a p99 bound when no
+// message arrived), so a verdict could rest on no data. It pushes
+// mqtt_thresholds_without_samples through the calling VU: 1 per metric
+// WithoutSamples finds (tag metric), or a single 0, so that its own
+// `count==0` threshold judges data too. It returns those metrics.
+func (r *Run) CheckSamples(env Env, names []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	missing := r.withoutSamplesLocked(names)
+	if r.metrics == nil {
+		return missing
 	}
 	now := time.Now()
 	var out metrics.Samples
@@ -83,11 +91,4 @@ func (r *Run) CheckSamples(env Env, names []string) []string {
 	}
 	metrics.PushIfNotDone(env.Ctx, env.Samples, out)
 	return missing
-}
-
-// WithoutSamples are the threshold metrics CheckSamples found without a sample.
-func (r *Run) WithoutSamples() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string{}, r.noData...)
 }

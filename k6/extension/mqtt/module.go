@@ -73,6 +73,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"version":         Version,
 		"outages":         mi.root.run.Outages,
 		"checkSamples":    mi.checkSamples,
+		"withoutSamples":  mi.root.run.WithoutSamples,
 	}}
 }
 
@@ -81,7 +82,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 func (mi *ModuleInstance) stats() map[string]any {
 	run := mi.root.run
 	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": run.Counters(),
-		"process": processUsage(), "without_samples": run.WithoutSamples()}
+		"process": processUsage()}
 	for name, s := range run.Totals() {
 		out[name] = s
 	}
