@@ -247,6 +247,26 @@ export declare function timeline(): Array<{
   latency_avg_ms: number; latency_p50_ms: number; latency_p99_ms: number; latency_max_ms: number; send_lag_p99_ms: number;
 }>;
 
+/**
+ * Windows in which connections were down, process-wide: one opens when a
+ * connection is lost with its reconnect pending and none was down, and ends
+ * when every one is back; end_ms is null when the connections were closed
+ * (the run ended) before that.
+ */
+export declare function outages(): Array<{ start_ms: number; end_ms: number | null; duration_s: number; max_down: number }>;
+
+/**
+ * Called at the end of a test, after its groups closed, with the names of
+ * its threshold metrics: returns those of the extension's metrics that never
+ * had a sample (k6 would pass their thresholds on no data) and counts them
+ * in mqtt_thresholds_without_samples (a 0 when there is none), so that a
+ * `count==0` threshold on it fails such a run.
+ */
+export declare function checkSamples(thresholdMetrics: string[]): string[];
+
+/** Of the given threshold metrics, the extension's that never had a sample (no push). */
+export declare function withoutSamples(thresholdMetrics: string[]): string[];
+
 /** The generator host: CPU model, cores, memory, kernel, OS, network sysctls. */
 export declare function host(): Record<string, unknown>;
 

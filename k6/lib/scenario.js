@@ -129,6 +129,9 @@ export function scenario(name, defaults, workload) {
     // Loss can be judged here only when this process sees every stream.
     if (p.qos >= 1 && p.segment.count === 1) thresholds.mqtt_lost = ['count==0'];
   }
+  // k6 passes a threshold whose metric never had a sample (a p99 bound when
+  // no message arrived): run() counts such metrics here, failing the run.
+  thresholds.mqtt_thresholds_without_samples = ['count==0'];
   const options = {
     tags: { scenario: name, broker: p.broker },
     scenarios: {
@@ -164,6 +167,7 @@ export function scenario(name, defaults, workload) {
       exec.test.abort(`${name}: ${e}`);
     } finally {
       groups.forEach((g) => g.close());
+      mqtt.checkSamples(Object.keys(thresholds));
     }
   }
 
@@ -193,7 +197,13 @@ async function openGroups(p, flows, groups, role, clients, make) {
     if (s.count > 0) {
       g = make(f, s);
       groups.push(g);
-      mqtt.note(`connect_${role}_${f.name}`, await g.connect());
+      // A group none of whose connections opened rejects: its note keeps
+      // the error for the result's diagnosis before the run aborts.
+      const key = `connect_${role}_${f.name}`;
+      mqtt.note(key, await g.connect().catch((e) => {
+        mqtt.note(key, { connected: 0, failed: s.count, first_error: String(e) });
+        throw e;
+      }));
     }
     out.push(g);
   }
@@ -252,7 +262,8 @@ async function runFlows(p, flows, groups) {
     results.forEach((r, i) => { sent[i] += r ? r.sent : 0; });
     const sum = (k) => results.reduce((n, r) => n + (r ? r[k] : 0), 0);
     steps.push({ rate: st.rate, duration: st.duration, payload: st.payload || p.payload, start: started, end: Date.now(),
-      sent: sum('sent'), target_rate: sum('target_rate'), achieved_rate: sum('achieved_rate') });
+      sent: sum('sent'), target_rate: sum('target_rate'), achieved_rate: sum('achieved_rate'),
+      failed: sum('failed'), window_full: sum('window_full') });
     mqtt.note('steps', steps);
   }
   stepRate.add(0);

@@ -3,6 +3,7 @@
 // per-second timeline) and a compact text summary. Reports read only these
 // files and InfluxDB.
 import mqtt from 'k6/x/mqtt';
+import { diagnose } from './diagnosis.js';
 
 const latencyKinds = {
   pub_to_sub: 'mqtt_latency',
@@ -26,16 +27,22 @@ export function result(data, p, flows) {
   const notes = mqtt.notes();
   const thresholds = {};
   let passed = true;
+  // A threshold whose metric never had a sample judged nothing: it fails
+  // here as it failed the run (mqtt_thresholds_without_samples), also when
+  // the run was aborted before it could count them.
+  const judged = Object.entries(data.metrics).filter(([, m]) => m.thresholds).map(([name]) => name);
+  const noData = mqtt.withoutSamples(judged);
   for (const [name, m] of Object.entries(data.metrics)) {
     for (const [expr, t] of Object.entries(m.thresholds || {})) {
-      thresholds[`${name} ${expr}`] = t.ok;
-      passed = passed && t.ok;
+      const ok = t.ok && !noData.includes(name.split('{')[0]);
+      thresholds[`${name} ${expr}`] = ok;
+      passed = passed && ok;
     }
   }
   const latency = {};
   for (const [k, metric] of Object.entries(latencyKinds)) latency[k] = st[metric];
   const setup = data.setup_data || {};
-  return {
+  const r = {
     schema: 'mqtt-bench/result/v1',
     run_id: setup.run_id,
     scenario: p.scenario,
@@ -56,8 +63,14 @@ export function result(data, p, flows) {
     connect: Object.assign(collect('connect_sub_', notes), collect('connect_pub_', notes)),
     delivery: collect('delivery_', notes),
     steps: notes.steps || [],
+    // Windows in which connections were down (first lost → all back):
+    // [{ start_ms, end_ms (null: the run ended during it), duration_s, max_down }].
+    outages: mqtt.outages(),
+    without_samples: noData,
     timeline: mqtt.timeline(),
   };
+  r.diagnosis = diagnose(r);
+  return r;
 }
 
 const fmt = (x) => (x === undefined || x === null ? '-' : Number(x).toFixed(x < 10 ? 3 : 1));
@@ -69,7 +82,8 @@ export function text(r) {
   const lines = [
     '',
     `mqtt-bench ${r.scenario} on ${r.broker}: ${r.passed ? 'PASSED' : 'FAILED'}  (run ${r.run_id})`,
-    `  connections   ${c.mqtt_connects} ok, ${c.mqtt_connect_failures} failed, ${c.mqtt_reconnects} reconnects`,
+    `  connections   ${c.mqtt_connects} ok, ${c.mqtt_connect_failures} failed; ${c.mqtt_disconnects} disconnects, ` +
+      `${c.mqtt_reconnect_attempts} reconnect attempts, ${c.mqtt_reconnects} reconnects`,
     `  messages      ${c.mqtt_publishes} published, ${c.mqtt_receives} received, ${c.mqtt_lost} lost, ` +
       `${c.mqtt_duplicates} duplicates, ${c.mqtt_out_of_order} out of order, ${c.mqtt_publish_failures} failed`,
   ];
@@ -85,7 +99,15 @@ export function text(r) {
     lines.push(`  latency ms    avg ${fmt(l.avg)}  p50 ${fmt(l.p50)}  p90 ${fmt(l.p90)}  p95 ${fmt(l.p95)}  p99 ${fmt(l.p99)}  max ${fmt(l.max)}`);
     lines.push(`  from intended avg ${fmt(li.avg)}  p50 ${fmt(li.p50)}  p90 ${fmt(li.p90)}  p95 ${fmt(li.p95)}  p99 ${fmt(li.p99)}  max ${fmt(li.max)}`);
   }
-  for (const [t, ok] of Object.entries(r.thresholds)) lines.push(`  ${ok ? 'ok  ' : 'FAIL'}          ${t}`);
+  for (const o of r.outages || []) {
+    lines.push(`  outage        ${new Date(o.start_ms).toISOString()}: ${fmt(o.duration_s)} s, up to ${o.max_down} ` +
+      `connections down${o.end_ms === null ? ', not over when the run ended' : ''}`);
+  }
+  for (const [t, ok] of Object.entries(r.thresholds)) {
+    const none = !ok && (r.without_samples || []).includes(t.split(/[{ ]/)[0]) ? ' (no samples)' : '';
+    lines.push(`  ${ok ? 'ok  ' : 'FAIL'}          ${t}${none}`);
+  }
+  lines.push(`  diagnosis     ${r.diagnosis.cause}: ${r.diagnosis.text}`);
   lines.push(`  result        ${r.parameters.results_dir}/${r.run_id}.json`, '');
   return lines.join('\n');
 }

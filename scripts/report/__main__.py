@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader
 
 import broker_facts
 
-from . import charts, tables
+from . import charts, diagnosis, tables
 from .influx import Influx
 from .results import MissingData, find
 
@@ -62,6 +62,7 @@ def complete_report(out):
 def report_one(run, influx, influx_problem, args):
     tables.require(run)
     res, t = tables.build(run, influx, args.cpu_target)
+    t["diagnosis"] = diagnosis.build(run, res.broker_cpu)
     if influx_problem:
         t["missing"].insert(0, influx_problem)
     out = Path(args.out) / run.run_id

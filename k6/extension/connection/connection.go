@@ -71,6 +71,15 @@ const (
 	// SharedRead: a message the poller read together with a later message
 	// of the same connection, so timed at that one's receive time.
 	SharedRead
+	// ReconnectAttempt: a redial after a drop began; Reconnected follows
+	// only when it worked. ConnectFailed is for first connections only.
+	ReconnectAttempt
+	// Down: n = +1 when a connection was lost and its reconnect is pending,
+	// -1 when it is up again: the owner sees how many are down at once.
+	Down
+	// DownAtClose: a connection still down was closed by its owner, so its
+	// downtime ended without a recovery (the run ended during it).
+	DownAtClose
 )
 
 // Timing is a duration a Recorder keeps.

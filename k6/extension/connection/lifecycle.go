@@ -32,35 +32,42 @@ func (c *Conn) lost(nc wire, err error) {
 	c.rec.Count(Disconnected, 1)
 	c.h.OnConnectionLost(c, err)
 	if c.cfg.Reconnect {
+		c.rec.Count(Down, 1)
 		c.reconnectLoop()
 	}
 }
 
 // reconnectLoop redials with exponential backoff and jitter until it works
-// or the connection is closed; subscriptions are restored.
+// or the connection is closed; subscriptions are restored. Every redial is
+// a reconnect attempt, never a connect failure: those are the first
+// connections' (the connection success rate is about them), so an outage
+// shows as disconnects, attempts and reconnects, each counted once.
 func (c *Conn) reconnectLoop() {
 	backoff := c.cfg.BackoffMin
 	for {
 		select {
 		case <-c.quit:
+			c.rec.Count(DownAtClose, 1)
 			return
 		case <-time.After(backoff/2 + rand.N(backoff/2+1)):
 		}
+		c.rec.Count(ReconnectAttempt, 1)
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
 		nc, br, err := c.handshake(ctx)
 		cancel()
 		if err != nil {
-			c.rec.Count(ConnectFailed, 1)
 			backoff = min(backoff*2, c.cfg.BackoffMax)
 			continue
 		}
-		c.rec.Count(Reconnected, 1)
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
 			_ = nc.Close()
+			c.rec.Count(DownAtClose, 1)
 			return
 		}
+		c.rec.Count(Reconnected, 1)
+		c.rec.Count(Down, -1)
 		c.attach(nc, br)
 		subs := append([]codec.Subscription(nil), c.subs...)
 		c.subs, c.granted = c.subs[:0], c.granted[:0]

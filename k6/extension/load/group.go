@@ -64,6 +64,7 @@ func (g *group) connectAll(where string, after func(c *connection.Conn) error) C
 		}
 		return nil
 	})
+	g.m.Push()
 	if r.Failed > 0 && r.Connected > 0 {
 		g.logger.Warnf("%s: %d of %d connections failed; first error: %s", where, r.Failed, len(g.conns), r.FirstErr)
 	}

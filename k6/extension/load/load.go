@@ -44,6 +44,9 @@ type Run struct {
 
 	publishers publisherRegistry
 	shared     sharedSets
+
+	outages outages         // windows in which connections were down
+	emitted map[string]bool // metrics with a sample pushed (r.mu)
 }
 
 // NewRun makes an empty run; the reporter starts with the first meter.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"go.k6.io/k6/metrics"
 
@@ -52,6 +53,12 @@ func (m *Meter) Get(c Counter) int64 { return m.counts[c].Load() }
 // Record adds a duration (ns) to the run's histogram k.
 func (m *Meter) Record(k Hist, shard int, ns int64) { m.run.record(k, shard, ns) }
 
+// Push sends the meter's counts to k6 now rather than at the next tick:
+// after a connection ramp, so that failed connections are counted even when
+// the script aborts the test on them (its VU context then ends, and a later
+// push would be dropped: k6 would judge mqtt_connect_failures on nothing).
+func (m *Meter) Push() { m.run.flush(m) }
+
 // Close pushes the meter's last counts and forgets it.
 func (m *Meter) Close() { m.run.unregister(m) }
 
@@ -72,6 +79,12 @@ func (m *Meter) Count(e connection.Event, n int64) {
 		m.Add(Errors, n)
 	case connection.SharedRead:
 		m.Add(ReceivesSharedRead, n)
+	case connection.ReconnectAttempt:
+		m.Add(ReconnectAttempts, n)
+	case connection.Down:
+		m.run.outages.change(n, time.Now(), false)
+	case connection.DownAtClose:
+		m.run.outages.change(-n, time.Now(), true)
 	}
 }
 

@@ -31,10 +31,21 @@ const (
 	// PUBCOMP to a QoS 1 one. Such a publish is not counted as delivered to
 	// the broker: it is a publish failure too.
 	MetricProtocolErrors = "mqtt_protocol_errors"
+	// Redials after a drop, whether they worked or not (mqtt_reconnects
+	// counts those that did); mqtt_connect_failures counts first
+	// connections only.
+	MetricReconnectAttempts = "mqtt_reconnect_attempts"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
 	MetricAchievedRatio = "mqtt_rate_achieved_ratio" // gauge: lowest achieved/target of any publish phase so far
+
+	// Gauge: connections lost whose reconnect is pending, run-wide.
+	MetricConnectionsDown = "mqtt_connections_down"
+	// Counter, pushed once at the end by CheckSamples: one per threshold
+	// metric of the extension that never had a sample (tag metric), else a
+	// 0. Its count==0 threshold fails a run whose verdict would rest on no data.
+	MetricThresholdsWithoutSamples = "mqtt_thresholds_without_samples"
 )
 
 // Counter indexes the per-group counters.
@@ -58,6 +69,7 @@ const (
 	BytesReceived
 	ReceivesSharedRead
 	ProtocolErrors
+	ReconnectAttempts
 	CounterKinds
 )
 
@@ -67,6 +79,7 @@ func CounterNames() [CounterKinds]string {
 		MetricConnects, MetricConnectFailures, MetricReconnects, MetricDisconnects, MetricSubscribeFailures,
 		MetricPublishes, MetricPublishFailures, MetricReceives, MetricLost, MetricDuplicates, MetricOutOfOrder,
 		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
+		MetricReconnectAttempts,
 	}
 }
 
@@ -124,4 +137,6 @@ type Metrics struct {
 	Connections *metrics.Metric
 	TargetRate  *metrics.Metric
 	Achieved    *metrics.Metric
+	Down        *metrics.Metric // mqtt_connections_down
+	NoSamples   *metrics.Metric // mqtt_thresholds_without_samples
 }

@@ -125,14 +125,26 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 	ratio := r.Achieved() / r.Target
 	g.m.setAchieved(ratio)
 	if ratio < 0.95 && g.ctx.Err() == nil {
-		cause := "the generator could not keep up (CPU-bound: see mqtt_send_lag); add generator processes or lower the rate"
-		if r.WindowFull > 0 {
-			cause = fmt.Sprintf("the broker held back acknowledgements (inflight window full %d times)", r.WindowFull)
-		}
 		g.logger.Warnf("PublisherGroup: achieved %.0f msg/s of the %.0f msg/s target (%.1f%%): %s",
-			r.Achieved(), r.Target, 100*ratio, cause)
+			r.Achieved(), r.Target, 100*ratio, g.shortfallCause(r, time.Unix(0, start)))
 	}
 	return r
+}
+
+// shortfallCause names why a phase fell short, from the evidence at hand:
+// connections that were down come first (messages with no connection to
+// go out on are the broker's outage, not the generator's speed), then acks
+// the broker held back; only without either is it the generator's pace.
+func (g *PublisherGroup) shortfallCause(r PhaseResult, start time.Time) string {
+	if n := g.group.run.outagesSince(start); n > 0 || r.Failed > 0 {
+		return fmt.Sprintf("%d messages had no open connection to go out on (%d outage(s) during the phase; "+
+			"connections the broker refused or dropped: see mqtt_connect_failures, mqtt_disconnects, "+
+			"mqtt_connections_down), not the generator's pace", r.Failed, n)
+	}
+	if r.WindowFull > 0 {
+		return fmt.Sprintf("the broker held back acknowledgements (inflight window full %d times)", r.WindowFull)
+	}
+	return "the generator could not keep up (CPU-bound: see mqtt_send_lag); add generator processes or lower the rate"
 }
 
 func (g *PublisherGroup) inFlight() int {

@@ -136,6 +136,7 @@ func (r *Run) flush(only *Meter) {
 		sample(r.metrics.Connections, via.test.With("role", role), n)
 	}
 	sample(r.metrics.TargetRate, via.test, target)
+	sample(r.metrics.Down, via.test, float64(r.outages.Down()))
 	for k, hist := range r.hists {
 		window, total := hist.snapshot()
 		if total.Count == 0 {
@@ -150,7 +151,9 @@ func (r *Run) flush(only *Meter) {
 			}
 		}
 	}
-	metrics.PushIfNotDone(via.ctx, via.samples, out)
+	if metrics.PushIfNotDone(via.ctx, via.samples, out) {
+		r.markEmitted(out)
+	}
 }
 
 // appendHistory adds one timeline row; r.mu is held.

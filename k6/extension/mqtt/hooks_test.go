@@ -5,6 +5,7 @@ package mqtt
 
 import (
 	"errors"
+	"sync"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -69,4 +70,57 @@ func (h *mqtt311Only) OnConnect(cl *mochi.Client, pk packets.Packet) error {
 	_ = cl.WritePacket(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connack},
 		ReasonCode: packets.Err3UnsupportedProtocolVersion.Code})
 	return packets.ErrUnsupportedProtocolVersion
+}
+
+// disconnectStorm is a broker that hangs up on every client right after
+// accepting it, `drops` times, and turns away the first redial after each
+// drop; the client `refuse` it never lets in. A client's life is then exact:
+// `drops` disconnects, two redials per drop (one refused, one accepted).
+type disconnectStorm struct {
+	mochi.HookBase
+	drops  int
+	refuse string
+
+	mu      sync.Mutex
+	dropped map[string]int // drops so far, per client id
+	refused map[string]int // redials turned away so far, per client id
+}
+
+func newDisconnectStorm(drops int, refuse string) *disconnectStorm {
+	return &disconnectStorm{drops: drops, refuse: refuse, dropped: map[string]int{}, refused: map[string]int{}}
+}
+
+func (h *disconnectStorm) ID() string { return "disconnect-storm" }
+
+func (h *disconnectStorm) Provides(b byte) bool {
+	return b == mochi.OnConnect || b == mochi.OnSessionEstablished
+}
+
+// OnConnect closes the connection without a CONNACK, as a broker at its
+// connection limit does.
+func (h *disconnectStorm) OnConnect(cl *mochi.Client, _ packets.Packet) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cl.ID == h.refuse {
+		return errors.New("refused for good")
+	}
+	if h.dropped[cl.ID] > h.refused[cl.ID] {
+		h.refused[cl.ID]++
+		return errors.New("refused after a drop")
+	}
+	return nil
+}
+
+// OnSessionEstablished runs after the CONNACK went out: the client sees a
+// successful connection, then the broker hanging up.
+func (h *disconnectStorm) OnSessionEstablished(cl *mochi.Client, _ packets.Packet) {
+	h.mu.Lock()
+	drop := h.dropped[cl.ID] < h.drops
+	if drop {
+		h.dropped[cl.ID]++
+	}
+	h.mu.Unlock()
+	if drop {
+		cl.Stop(errors.New("disconnect storm"))
+	}
 }

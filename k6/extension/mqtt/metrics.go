@@ -34,5 +34,7 @@ func registerMetrics(r *metrics.Registry) (*load.Metrics, error) {
 	m.Connections = must(load.MetricConnections, metrics.Gauge)
 	m.TargetRate = must(load.MetricTargetRate, metrics.Gauge)
 	m.Achieved = must(load.MetricAchievedRatio, metrics.Gauge)
+	m.Down = must(load.MetricConnectionsDown, metrics.Gauge)
+	m.NoSamples = must(load.MetricThresholdsWithoutSamples, metrics.Counter)
 	return m, errors.Join(errs...)
 }

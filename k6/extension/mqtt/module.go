@@ -73,6 +73,9 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"randomId":        randomID,
 		"limits":          limits(),
 		"version":         Version,
+		"outages":         mi.root.run.Outages,
+		"checkSamples":    mi.checkSamples,
+		"withoutSamples":  mi.root.run.WithoutSamples,
 	}}
 }
 

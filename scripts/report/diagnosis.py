@@ -1,0 +1,38 @@
+"""The report's diagnosis: the one the result file carries (k6/lib/diagnosis.js
+weighed the broker's drops, outages, refusals, losses and slow acks before
+the generator's pace and CPU), with the broker process's CPU from InfluxDB
+beside it when InfluxDB has it. A broker near a full core turns a slow-broker
+verdict into a CPU-bound one; an outage or refusal stays what it is."""
+
+# Causes that say the broker was slow without saying why: its CPU can.
+SLOW = ("broker_latency", "broker_slow_acks", "unexplained")
+# % of one core (procstat's cpu_usage, docker's usage_percent): a broker
+# process at or above it for a second had no CPU to spare.
+SATURATED = 90.0
+
+
+def build(run, broker_cpu):
+    """broker_cpu: the broker process's (t_ms, % of one core) points during
+    the run (Resources.broker_cpu), or [] when InfluxDB has none."""
+    d = run.data.get("diagnosis")
+    if not d:
+        return {
+            "cause": None,
+            "text": "not recorded: the result file predates the diagnosis (k6/lib/diagnosis.js)",
+            "evidence": {},
+        }
+    out = {"cause": d["cause"], "text": d["text"], "evidence": dict(d.get("evidence") or {})}
+    values = [v for _, v in broker_cpu]
+    if not values:
+        out["text"] += " Broker process CPU: not in InfluxDB."
+        return out
+    peak, avg = max(values), sum(values) / len(values)
+    out["evidence"].update(broker_cpu_max_pct=round(peak, 1), broker_cpu_avg_pct=round(avg, 1))
+    if d["cause"] in SLOW and peak >= SATURATED:
+        out["cause"] = "broker_cpu"
+        out["text"] = (
+            f"The broker was CPU-bound: its process peaked at {peak:.0f}% of a core (avg {avg:.0f}%). " + d["text"]
+        )
+    else:
+        out["text"] += f" Broker process CPU: max {peak:.0f}%, avg {avg:.0f}% of a core."
+    return out
