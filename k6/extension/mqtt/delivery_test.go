@@ -132,7 +132,6 @@ result = { s, c: stats().counters };`, addr, addr))
 // Invalid options fail before anything connects, naming the option.
 func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
 	addr, srv := startMochi(t, listeners.Config{})
-	vu := newTestVU(t)
 	for _, c := range []struct{ js, want string }{
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', qos: 3 })`, `"qos" must be between 0 and 2`},
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', rate: -5 })`, `"rate" must be >= 0`},
@@ -143,7 +142,9 @@ func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', paylod_size: 3 })`, `unknown option "paylod_size"`},
 		{`new PublisherGroup({ url: 'mqtt://` + addr + `', topic: 't', password: 'x' })`, `option "password" needs a username in MQTT 3.1.1`},
 	} {
-		msg := vu.runExpectingFailure(t, c.js)
+		// A VU each: invalid options abort the test (abortTest), and an
+		// aborted VU's event loop is not meant to run again.
+		msg := newTestVU(t).runExpectingFailure(t, c.js)
 		if !strings.Contains(msg, c.want) {
 			t.Errorf("%s: error %q lacks %q", c.js, msg, c.want)
 		}
@@ -152,7 +153,7 @@ func TestInvalidOptionsFailBeforeConnecting(t *testing.T) {
 		t.Fatalf("%d clients connected during option validation", n)
 	}
 	// An unreachable broker: a clear error that names the fix.
-	msg := vu.runExpectingFailure(t, `const g = new PublisherGroup({ url: 'mqtt://`+freePort(t)+`', topic: 't' }); await g.connect();`)
+	msg := newTestVU(t).runExpectingFailure(t, `const g = new PublisherGroup({ url: 'mqtt://`+freePort(t)+`', topic: 't' }); await g.connect();`)
 	if !strings.Contains(msg, "nothing listens on") {
 		t.Fatalf("unreachable broker: %q", msg)
 	}
