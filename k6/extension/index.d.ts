@@ -147,6 +147,12 @@ export declare interface ConnectResult {
   failed: number;
   seconds: number;
   first_error: string;
+  /**
+   * SubscriberGroup with a "$share/" filter: "announced" (the CONNACK says
+   * Shared Subscription Available = 1) or "received" (a probe message came
+   * back through a shared subscription to the same filter).
+   */
+  shared_check?: 'announced' | 'received';
 }
 
 export declare interface PublishPhase {
@@ -210,7 +216,10 @@ export declare class SubscriberGroup {
    * Opens the connections at connect_rate and subscribes each. Rejects when
    * the broker refuses what the group measures: a QoS downgrade (see
    * accept_downgrade), or a shared subscription where its CONNACK says
-   * Shared Subscription Available = 0.
+   * Shared Subscription Available = 0, or (MQTT 3.1.1, or no such property)
+   * where a probe message does not come back through a shared subscription
+   * to the same filter within 5 s: a broker that takes "$share/..." as a
+   * literal filter would deliver nothing. Probes are not counted anywhere.
    */
   connect(): Promise<ConnectResult>;
   /** Waits until `expected` messages arrived, or none for `idle`, or `timeout`. */
