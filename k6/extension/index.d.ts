@@ -61,9 +61,18 @@ export declare interface ConnectionOptions {
   version?: string | number;
   /** Seconds; 0 disables. Default 60. */
   keepalive?: number;
-  /** Clean session (3.1.1) / clean start (5). Default true. */
+  /**
+   * Clean session (3.1.1) / clean start (5). Default true. false (3.1.1)
+   * keeps the session across connections. Groups start a new session at
+   * their first connect whatever this says (an earlier run's session is not
+   * resumed); their reconnects resume it, and publisher groups then re-send
+   * unacknowledged QoS 1/2 messages with DUP.
+   */
   clean_session?: boolean;
-  /** MQTT 5 session expiry interval, seconds. */
+  /**
+   * MQTT 5 session expiry interval, seconds. > 0 keeps the session across
+   * connections: reconnects ask for it back (clean start 0).
+   */
   session_expiry?: number;
   username?: string;
   password?: string;

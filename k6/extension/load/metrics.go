@@ -31,6 +31,10 @@ const (
 	// PUBCOMP to a QoS 1 one. Such a publish is not counted as delivered to
 	// the broker: it is a publish failure too.
 	MetricProtocolErrors = "mqtt_protocol_errors"
+	// QoS 1/2 PUBLISHes re-sent with DUP after a reconnect that resumed the
+	// session (the broker had not acknowledged them). Not in mqtt_publishes:
+	// each is a message already counted there once.
+	MetricResends = "mqtt_resends"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
@@ -58,6 +62,7 @@ const (
 	BytesReceived
 	ReceivesSharedRead
 	ProtocolErrors
+	Resends
 	CounterKinds
 )
 
@@ -67,6 +72,7 @@ func CounterNames() [CounterKinds]string {
 		MetricConnects, MetricConnectFailures, MetricReconnects, MetricDisconnects, MetricSubscribeFailures,
 		MetricPublishes, MetricPublishFailures, MetricReceives, MetricLost, MetricDuplicates, MetricOutOfOrder,
 		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
+		MetricResends,
 	}
 }
 

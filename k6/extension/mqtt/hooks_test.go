@@ -4,8 +4,10 @@ package mqtt
 // what some real brokers do, so the tests can show the run names it.
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
+	"sync"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -72,4 +74,48 @@ func (h *literalShare) OnSubscribe(_ *mochi.Client, pk packets.Packet) packets.P
 		}
 	}
 	return pk
+}
+
+// dropFirstPublish is a broker whose connection breaks while a client's
+// first QoS 1/2 PUBLISH is in flight: it hangs up without acknowledging or
+// routing it, once per client id. It records the DUP flag and the header's
+// sequence number of every PUBLISH it gets, so a test can see the re-send.
+type dropFirstPublish struct {
+	mochi.HookBase
+	mu      sync.Mutex
+	dropped map[string]bool
+	seen    []seenPublish
+}
+
+type seenPublish struct {
+	client string
+	dup    bool
+	seq    uint32
+}
+
+func (h *dropFirstPublish) ID() string { return "drop-first-publish" }
+
+func (h *dropFirstPublish) Provides(b byte) bool { return b == mochi.OnPublish }
+
+func (h *dropFirstPublish) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(pk.Payload) >= 7 {
+		h.seen = append(h.seen, seenPublish{cl.ID, pk.FixedHeader.Dup, binary.BigEndian.Uint32(pk.Payload[3:7])})
+	}
+	if h.dropped == nil {
+		h.dropped = map[string]bool{}
+	}
+	if !h.dropped[cl.ID] {
+		h.dropped[cl.ID] = true
+		cl.Stop(errors.New("dropped before the ack"))
+		return pk, packets.ErrRejectPacket
+	}
+	return pk, nil
+}
+
+func (h *dropFirstPublish) publishes() []seenPublish {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]seenPublish(nil), h.seen...)
 }
