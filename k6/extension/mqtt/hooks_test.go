@@ -6,7 +6,6 @@ package mqtt
 import (
 	"encoding/binary"
 	"errors"
-	"strings"
 	"sync"
 
 	mochi "github.com/mochi-mqtt/server/v2"
@@ -52,26 +51,6 @@ func (h *pubackForQoS2) Provides(b byte) bool { return b == mochi.OnPacketEncode
 func (h *pubackForQoS2) OnPacketEncode(_ *mochi.Client, pk packets.Packet) packets.Packet {
 	if pk.FixedHeader.Type == packets.Pubrec {
 		pk.FixedHeader.Type = packets.Puback
-	}
-	return pk
-}
-
-// literalShare is a broker without shared subscriptions that takes
-// "$share/g/f" as an ordinary filter, as some 3.1.1 brokers do: the SUBACK
-// grants it, and no message is ever published to a topic it matches.
-type literalShare struct{ mochi.HookBase }
-
-func (h *literalShare) ID() string { return "literal-share" }
-
-func (h *literalShare) Provides(b byte) bool { return b == mochi.OnSubscribe }
-
-func (h *literalShare) OnSubscribe(_ *mochi.Client, pk packets.Packet) packets.Packet {
-	for i, f := range pk.Filters {
-		// mochi routes any "$share/" filter as shared: renamed, the filter
-		// keeps its shape and matches what a literal one would (nothing).
-		if rest, ok := strings.CutPrefix(f.Filter, "$share/"); ok {
-			pk.Filters[i].Filter = "$literal-share/" + rest
-		}
 	}
 	return pk
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/internal/testbroker"
 )
 
 // A broker that takes $share/... literally grants the subscription and
@@ -14,7 +16,7 @@ import (
 // probes and rejects before any load, naming the filter and the version,
 // within the probe's bound; the probe's own connection counts nowhere.
 func TestSharedSubscriptionProbeRefusesALiteralShareBroker(t *testing.T) {
-	addr, _ := startMochiWith(t, listeners.Config{}, nil, new(literalShare))
+	addr, _ := startMochiWith(t, listeners.Config{}, nil, new(testbroker.LiteralShare))
 	vu := newTestVU(t)
 	start := time.Now()
 	msg := vu.runExpectingFailure(t, fmt.Sprintf(`
