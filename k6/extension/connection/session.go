@@ -22,32 +22,39 @@ func (c *Conn) SessionPresent() bool { return c.sessionPresent.Load() }
 // ns): what was written before it went over an earlier one.
 func (c *Conn) AttachedAt() int64 { return c.attachedAt.Load() }
 
-// cleanStart is the Clean Start (3.1.1: Clean Session) flag of the next
-// CONNECT. A connection resumes its own session when it reconnects: under
-// MQTT 5 a Session Expiry Interval > 0 keeps the session whatever the first
-// CONNECT's flag, so a reconnect asks for it back. With FreshSession, the
-// first connect starts a new session, so a session left by an earlier run
-// (its subscriptions, its queued messages) is never resumed.
-func (c *Conn) cleanStart() bool {
-	if !c.sessionStarted.Load() {
-		// 3.1.1 cannot start a new session that persists in one CONNECT:
-		// discardOldSession has ended the old one.
-		return c.cfg.CleanStart || (c.cfg.FreshSession && c.cfg.Version == codec.V5)
+// persistent tells whether the session outlives the network connection:
+// 3.1.1 without clean session; 5 with a Session Expiry Interval > 0.
+func (c *Conn) persistent() bool {
+	if c.cfg.Version == codec.V5 {
+		return c.cfg.SessionExpiry > 0
 	}
-	if c.cfg.Version == codec.V5 && c.cfg.SessionExpiry > 0 {
+	return !c.cfg.CleanStart
+}
+
+// cleanStart is the Clean Start (3.1.1: Clean Session) flag of the next
+// CONNECT. A reconnect of a persistent session asks for it back (under MQTT
+// 5 whatever the first CONNECT's flag). With FreshSession the first connect
+// starts a new session, so that one an earlier run left (its subscriptions,
+// its queued messages) is never resumed: a persistent one after
+// discardOldSession, with Clean Start 0, because Mosquitto saves to its
+// database only sessions that began so; any other with Clean Start 1.
+func (c *Conn) cleanStart() bool {
+	switch {
+	case c.persistent() && (c.sessionStarted.Load() || c.cfg.FreshSession):
 		return false
+	case c.cfg.FreshSession && !c.sessionStarted.Load():
+		return true
 	}
 	return c.cfg.CleanStart
 }
 
-// discardOldSession ends, under MQTT 3.1.1, a session an earlier
-// connection with this client id left on the broker: a CONNECT with Clean
-// Session 1 discards it (MQTT-3.1.2-6), and DISCONNECT ends the new one. MQTT
-// 5 needs no extra connection (Clean Start 1 with the Session Expiry
-// Interval starts a new session that persists). Not counted in any metric:
-// it is not one of the run's connections.
+// discardOldSession ends a persistent session an earlier connection with
+// this client id left on the broker, before a group's first connect: a
+// CONNECT with Clean Start 1 (and no session expiry) discards it
+// (MQTT-3.1.2-6, MQTT 5 §3.1.2.4), and DISCONNECT ends the new one. Not
+// counted in any metric: it is not one of the run's connections.
 func (c *Conn) discardOldSession(ctx context.Context) error {
-	if c.cfg.Version == codec.V5 || c.cfg.CleanStart || !c.cfg.FreshSession || c.sessionStarted.Load() {
+	if !c.cfg.FreshSession || !c.persistent() || c.sessionStarted.Load() {
 		return nil
 	}
 	c.forceClean.Store(true)
