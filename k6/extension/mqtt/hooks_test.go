@@ -98,3 +98,63 @@ func (h *dropFirstPublish) publishes() []seenPublish {
 	defer h.mu.Unlock()
 	return append([]seenPublish(nil), h.seen...)
 }
+
+// dropFirstPubrel is a broker whose connection breaks while a client's
+// first QoS 2 message waits for PUBCOMP: it hangs up on the client's first
+// PUBREL, once per client id. It records the PUBLISHes and PUBRELs it reads
+// (packet id, DUP), so a test can see what the client sent again.
+type dropFirstPubrel struct {
+	mochi.HookBase
+	mu      sync.Mutex
+	dropped map[string]uint16 // client id → packet id of the PUBREL dropped
+	read    map[string][]readPacket
+}
+
+type readPacket struct {
+	typ byte
+	pid uint16
+	dup bool
+}
+
+func (h *dropFirstPubrel) ID() string { return "drop-first-pubrel" }
+
+func (h *dropFirstPubrel) Provides(b byte) bool { return b == mochi.OnPacketRead }
+
+func (h *dropFirstPubrel) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	t := pk.FixedHeader.Type
+	if t != packets.Publish && t != packets.Pubrel {
+		return pk, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.read == nil {
+		h.read, h.dropped = map[string][]readPacket{}, map[string]uint16{}
+	}
+	h.read[cl.ID] = append(h.read[cl.ID], readPacket{t, pk.PacketID, pk.FixedHeader.Dup})
+	if _, done := h.dropped[cl.ID]; t == packets.Pubrel && !done {
+		h.dropped[cl.ID] = pk.PacketID
+		err := errors.New("dropped before PUBCOMP")
+		cl.Stop(err)
+		return pk, err
+	}
+	return pk, nil
+}
+
+// after is what client id sent about the dropped PUBREL's packet id after it.
+func (h *dropFirstPubrel) after(id string) (uint16, []readPacket) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pid, ok := h.dropped[id]
+	if !ok {
+		return 0, nil
+	}
+	var out []readPacket
+	seen := false
+	for _, p := range h.read[id] {
+		if seen && p.pid == pid {
+			out = append(out, p)
+		}
+		seen = seen || (p.typ == packets.Pubrel && p.pid == pid)
+	}
+	return pid, out
+}

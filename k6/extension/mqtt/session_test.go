@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // With a persistent session (3.1.1: clean_session false; 5: a session
@@ -88,6 +89,45 @@ result = subs.stats();
 subs.close();`, addr, session))
 			if r["received"].(float64) != 0 {
 				t.Fatalf("the new group received %v messages queued for the earlier session", r["received"])
+			}
+		})
+	}
+}
+
+// A QoS 2 message whose PUBREC came before the connection broke is not
+// published again after the session resumes: its PUBREL goes again
+// (MQTT-4.4.0-1), the exchange completes, and it is delivered once.
+func TestPubrelIsResentAfterSessionResumes(t *testing.T) {
+	for name, session := range map[string]string{
+		"v3.1.1": `version: '3.1.1', clean_session: false`,
+		"v5":     `version: '5', session_expiry: 60`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			hook := new(dropFirstPubrel)
+			addr, _ := startMochiWith(t, listeners.Config{}, nil, hook)
+			vu := newTestVU(t)
+			r := vu.run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: 2, topic: 'rel/{i}', qos: 2, %s, reconnect_backoff_min: '20ms', reconnect_backoff_max: '40ms' };
+const subs = new SubscriberGroup(o);
+await subs.connect();
+const pubs = new PublisherGroup(Object.assign({ client_id: 'rel-pub-{i}' }, o));
+await pubs.connect();
+const p = await pubs.publish({ count: 40, rate: 200, drain: '5s' });
+const s = await subs.drain({ expected: p.sent, idle: '2s', timeout: '10s' });
+pubs.close(); subs.close();
+result = { p, s, c: stats().counters, acked: stats().mqtt_puback_duration.count };`, addr, session))
+			p, s, c := r["p"].(map[string]any), r["s"].(map[string]any), r["c"].(map[string]any)
+			if s["unique"].(float64) != p["sent"].(float64) || s["lost"].(float64) != 0 || s["duplicates"].(float64) != 0 {
+				t.Fatalf("delivery %v for %v sent: want every message once", s, p["sent"])
+			}
+			if c["mqtt_publish_failures"].(float64) != p["failed"].(float64) || r["acked"].(float64) != p["sent"].(float64) {
+				t.Fatalf("counters %v, completed %v: want every message sent completed (PUBCOMP)", c, r["acked"])
+			}
+			for _, id := range []string{"rel-pub-0", "rel-pub-1"} {
+				pid, next := hook.after(id)
+				if len(next) == 0 || next[0].typ != packets.Pubrel {
+					t.Errorf("%s: after the dropped PUBREL of packet id %d the broker read %+v, want PUBREL again", id, pid, next)
+				}
 			}
 		})
 	}
