@@ -80,6 +80,8 @@ def test_a_broker_restart_with_persistence_loses_no_qos1_message(k6_bin, tmp_pat
     c, d = r["counts"], r["delivery"]["p2p"]
     # The restart shows: every connection went down and came back.
     assert c["mqtt_disconnects"] >= 10 and c["mqtt_reconnects"] >= 10, c
+    open_per_second = [row["connections"] for row in r["timeline"]]
+    assert min(open_per_second) < 10 and max(open_per_second) == 10, open_per_second
     # Nothing lost: every message sent arrived; a re-send the broker had
     # already taken may arrive twice (QoS 1 allows it), counted as such.
     assert c["mqtt_lost"] == 0 and d["lost"] == 0, (c, d)
