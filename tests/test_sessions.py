@@ -64,7 +64,13 @@ def test_a_broker_restart_with_persistence_loses_no_qos1_message(k6_bin, tmp_pat
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(5)  # k6 starts, connects, publishes for a few seconds
+        # The restart comes while messages flow: 2 s after the first one.
+        first = subprocess.run(
+            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", "test/#", "-C", "1", "-W", "60"],
+            capture_output=True,
+        )
+        assert first.returncode == 0, "no message was published"
+        time.sleep(2)
         broker.send_signal(signal.SIGTERM)  # Mosquitto saves its database on the way down
         broker.wait(10)
         time.sleep(2)
