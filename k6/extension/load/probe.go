@@ -110,13 +110,17 @@ func (g *SubscriberGroup) probeShared(filter, tail string) error {
 		return fmt.Errorf("the shared-subscription probe could not publish to %q: %w", topic, err)
 	}
 	for !h.got.Load() {
+		if !c.Up() {
+			return fmt.Errorf("the broker at %s closed the shared-subscription probe's connection after it published to %q", cfg.Addr, topic)
+		}
 		if ctx.Err() != nil {
-			version := "MQTT 3.1.1"
+			version, fix := "MQTT 3.1.1", "use MQTT 5 or a workload without shared subscriptions"
 			if cfg.Version == codec.V5 {
 				version = "MQTT 5 (its CONNACK does not announce Shared Subscription Available)"
+				fix = "enable shared subscriptions in the broker or use a workload without them"
 			}
-			return fmt.Errorf("the broker at %s seems not to support shared subscriptions over %s: a probe published to %q did not reach the shared subscription %q within %v, so this group's %q would receive nothing; use MQTT 5 or a workload without shared subscriptions",
-				cfg.Addr, version, topic, own, probeTimeout, filter)
+			return fmt.Errorf("the broker at %s seems not to support shared subscriptions over %s (or does not let this client publish to %q): a probe published there did not reach the shared subscription %q within %v, so this group's %q would receive nothing; %s",
+				cfg.Addr, version, topic, own, probeTimeout, filter, fix)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
