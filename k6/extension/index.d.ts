@@ -61,9 +61,18 @@ export declare interface ConnectionOptions {
   version?: string | number;
   /** Seconds; 0 disables. Default 60. */
   keepalive?: number;
-  /** Clean session (3.1.1) / clean start (5). Default true. */
+  /**
+   * Clean session (3.1.1) / clean start (5). Default true. false (3.1.1)
+   * keeps the session across connections. Groups start a new session at
+   * their first connect whatever this says (an earlier run's session is not
+   * resumed); their reconnects resume it, and publisher groups then re-send
+   * unacknowledged QoS 1/2 messages with DUP.
+   */
   clean_session?: boolean;
-  /** MQTT 5 session expiry interval, seconds. */
+  /**
+   * MQTT 5 session expiry interval, seconds. > 0 keeps the session across
+   * connections: reconnects ask for it back (clean start 0).
+   */
   session_expiry?: number;
   username?: string;
   password?: string;
@@ -147,6 +156,12 @@ export declare interface ConnectResult {
   failed: number;
   seconds: number;
   first_error: string;
+  /**
+   * SubscriberGroup with a "$share/" filter: "announced" (the CONNACK says
+   * Shared Subscription Available = 1) or "received" (a probe message came
+   * back through a shared subscription to the same filter).
+   */
+  shared_check?: 'announced' | 'received';
 }
 
 export declare interface PublishPhase {
@@ -210,7 +225,10 @@ export declare class SubscriberGroup {
    * Opens the connections at connect_rate and subscribes each. Rejects when
    * the broker refuses what the group measures: a QoS downgrade (see
    * accept_downgrade), or a shared subscription where its CONNACK says
-   * Shared Subscription Available = 0.
+   * Shared Subscription Available = 0, or (MQTT 3.1.1, or no such property)
+   * where a probe message does not come back through a shared subscription
+   * to the same filter within 5 s: a broker that takes "$share/..." as a
+   * literal filter would deliver nothing. Probes are not counted anywhere.
    */
   connect(): Promise<ConnectResult>;
   /** Waits until `expected` messages arrived, or none for `idle`, or `timeout`. */

@@ -18,7 +18,7 @@ const stepRate = new Gauge('mqtt_step_rate'); // step boundaries, for annotation
 // never near them).
 const KNOWN = ['SCALE', 'BROKER', 'MQTT_URL', 'MQTT_URL_B', 'MQTT_VERSION', 'QOS', 'PAYLOAD', 'PUBLISHERS',
   'SUBSCRIBERS', 'RATE', 'DURATION', 'CONNECT_RATE', 'KEEPALIVE', 'P99_MS', 'STEPS', 'PAYLOADS', 'SEGMENT',
-  'RESULTS_DIR', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID'];
+  'RESULTS_DIR', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID', 'CLEAN_SESSION', 'SESSION_EXPIRY'];
 
 // params reads every parameter from the environment over the scenario's defaults.
 function params(name, d) {
@@ -52,12 +52,24 @@ function params(name, d) {
     // A broker that grants less than QOS fails the run before load, unless
     // this accepts measuring at the granted level (the result then says so).
     accept_downgrade: env.choice('ACCEPT_QOS_DOWNGRADE', 'false', ['true', 'false']) === 'true',
+    // Persistent sessions (subscribers and publishers): a broker restart
+    // then loses no QoS >= 1 message; the reconnects resume the sessions.
+    clean_session: env.choice('CLEAN_SESSION', 'true', ['true', 'false']) === 'true',
+    session_expiry: env.number('SESSION_EXPIRY', 0, { integer: true, max: 4294967295, why: 'a 32-bit field in CONNECT' }),
   };
   env.warnUnknown(name, KNOWN);
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
   env.check(name);
+  if (p.session_expiry > 0 && p.version !== '5') {
+    throw new Error(`${name}: SESSION_EXPIRY=${__ENV.SESSION_EXPIRY} is invalid with MQTT_VERSION=${p.version}: the session ` +
+      'expiry interval is an MQTT 5 property; under 3.1.1 set CLEAN_SESSION=false to keep sessions, or set MQTT_VERSION=5');
+  }
+  if (!p.clean_session && p.version === '5' && p.session_expiry === 0) {
+    throw new Error(`${name}: CLEAN_SESSION=false keeps nothing under MQTT 5 without SESSION_EXPIRY: the session ends with ` +
+      'the connection; set SESSION_EXPIRY to the seconds the broker should keep it (e.g. 300)');
+  }
   // SCALE shrinks the use case's defaults proportionally: fewer clients,
   // each with the load it has in the full use case (per-publisher rate,
   // connection ramp time). PUBLISHERS, SUBSCRIBERS, RATE, STEPS and
@@ -184,7 +196,8 @@ function withPrefix(f, prefix) {
 }
 
 function common(p, url) {
-  return { url, version: p.version, keepalive: p.keepalive, clean_session: true, connect_rate: p.connect_rate, connect_timeout: '30s' };
+  return { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
+    connect_rate: p.connect_rate, connect_timeout: '30s' };
 }
 
 // openGroups makes one group per flow for this process's slice of
@@ -212,12 +225,20 @@ async function openGroups(p, flows, groups, role, clients, make) {
 
 // Subscribers connect first: a message published before its subscriber
 // exists would count as lost.
-function connectSubscribers(p, flows, groups) {
-  return openGroups(p, flows, groups, 'sub', (f) => f.subscribers, (f, s) => new mqtt.SubscriberGroup(
-    Object.assign(common(p, f.subUrl || p.url), {
-      count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
-      client_id: `${p.client_prefix}-${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
-    })));
+// A $share/ filter the broker does not serve (announced, or a probe that
+// does not come back) rejects connect(): the hint names this run's knobs.
+async function connectSubscribers(p, flows, groups) {
+  try {
+    return await openGroups(p, flows, groups, 'sub', (f) => f.subscribers, (f, s) => new mqtt.SubscriberGroup(
+      Object.assign(common(p, f.subUrl || p.url), {
+        count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
+        client_id: `${p.client_prefix}-${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
+      })));
+  } catch (e) {
+    if (!/shared subscriptions/.test(String(e))) throw e;
+    const alt = p.version === '5' ? 'a broker configured with shared subscriptions' : 'MQTT_VERSION=5';
+    throw new Error(`${e} (MQTT_VERSION=${p.version}: try ${alt}, or a scenario without shared subscriptions such as p2p or fanout)`);
+  }
 }
 
 // connectPublishers opens each flow's publishers. A payload sweep makes a

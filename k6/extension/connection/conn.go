@@ -49,6 +49,11 @@ type Conn struct {
 	keepAlive  atomic.Uint32 // effective keep-alive (the broker may override it)
 	lastWrite  atomic.Int64
 	up         atomic.Bool
+
+	sessionPresent atomic.Bool  // the last CONNACK's Session Present
+	sessionStarted atomic.Bool  // a CONNACK was received: reconnects resume
+	forceClean     atomic.Bool  // discardOldSession's CONNECT
+	attachedAt     atomic.Int64 // when the current network connection was installed (Unix ns)
 }
 
 // New makes a connection; nothing is dialled before Connect.
@@ -83,6 +88,10 @@ func (c *Conn) SharedSubscriptions() int { return int(c.sharedSubs.Load()) }
 // Connect dials and completes the CONNECT/CONNACK handshake, then starts
 // the reader. It counts success or failure and times the handshake.
 func (c *Conn) Connect(ctx context.Context) error {
+	if err := c.discardOldSession(ctx); err != nil {
+		c.rec.Count(ConnectFailed, 1)
+		return err
+	}
 	start := time.Now()
 	nc, br, err := c.handshake(ctx)
 	if err != nil {
@@ -106,6 +115,7 @@ func (c *Conn) Connect(ctx context.Context) error {
 // attach installs a fresh network connection and starts its reader (the
 // poller when it can take the socket); c.mu is held.
 func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
+	c.attachedAt.Store(nowNano()) // before up: whoever sees up writes after it
 	c.up.Store(true)
 	c.rec.Open(1)
 	c.lastWrite.Store(nowNano())

@@ -39,6 +39,10 @@ type Config struct {
 	Poller *Poller
 	// Pinger sends keep-alive pings for every connection of this config.
 	Pinger *Pinger
+	// FreshSession: the first connect starts a new session even when
+	// CleanStart is false (session.go); reconnects resume it. Groups set it:
+	// an earlier run's session would deliver that run's messages.
+	FreshSession bool
 }
 
 // Handler is the owner of a connection: a group or a low-level client.

@@ -47,6 +47,10 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 	}
 	c.recvMax.Store(rm)
 	c.sharedSubs.Store(int32(ack.SharedSubs))
+	if !c.forceClean.Load() {
+		c.sessionPresent.Store(ack.SessionPresent)
+		c.sessionStarted.Store(true)
+	}
 	ka := uint32(c.cfg.KeepAlive)
 	if ack.KeepAlive >= 0 {
 		ka = uint32(ack.KeepAlive)
@@ -64,9 +68,12 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 func (c *Conn) exchange(nc net.Conn) (codec.Connack, *bufio.Reader, error) {
 	cfg := c.cfg
 	p := codec.Connect{
-		Version: cfg.Version, ClientID: c.ID(), KeepAlive: cfg.KeepAlive, CleanStart: cfg.CleanStart,
+		Version: cfg.Version, ClientID: c.ID(), KeepAlive: cfg.KeepAlive, CleanStart: c.cleanStart(),
 		Username: cfg.Username, Password: cfg.Password, HasUser: cfg.HasUser, HasPass: cfg.HasPass,
 		SessionExpiry: cfg.SessionExpiry, ReceiveMax: cfg.ReceiveMax, Will: cfg.Will,
+	}
+	if c.forceClean.Load() { // discardOldSession: a session that ends with the connection
+		p.CleanStart, p.SessionExpiry, p.Will = true, 0, nil
 	}
 	if _, err := nc.Write(codec.AppendConnect(nil, &p)); err != nil {
 		return codec.Connack{}, nil, fmt.Errorf("mqtt: send CONNECT: %w", err)

@@ -35,6 +35,12 @@ type group struct {
 }
 
 func (r *Run) newGroup(env Env, role string, cfg GroupConfig, qos byte, h connection.Handler) *group {
+	// A group's first connect starts a new session even when it is to
+	// persist: an earlier run's session would deliver that run's messages
+	// into this run's accounting.
+	conn := *cfg.Conn
+	conn.FreshSession = true
+	cfg.Conn = &conn
 	g := &group{run: r, cfg: cfg, logger: env.Logger}
 	g.m = r.NewMeter(env, role, int(qos), cfg.Tags)
 	g.conns = make([]*connection.Conn, cfg.Count)

@@ -35,6 +35,10 @@ const (
 	// counts those that did); mqtt_connect_failures counts first
 	// connections only.
 	MetricReconnectAttempts = "mqtt_reconnect_attempts"
+	// QoS 1/2 PUBLISHes re-sent with DUP after a reconnect that resumed the
+	// session (the broker had not acknowledged them). Not in mqtt_publishes:
+	// each is a message already counted there once.
+	MetricResends = "mqtt_resends"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
@@ -70,6 +74,7 @@ const (
 	ReceivesSharedRead
 	ProtocolErrors
 	ReconnectAttempts
+	Resends
 	CounterKinds
 )
 
@@ -80,6 +85,7 @@ func CounterNames() [CounterKinds]string {
 		MetricPublishes, MetricPublishFailures, MetricReceives, MetricLost, MetricDuplicates, MetricOutOfOrder,
 		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
 		MetricReconnectAttempts,
+		MetricResends,
 	}
 }
 

@@ -118,6 +118,8 @@ func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 	}
 	flowOK, done := codec.AckFits(g.pc.QoS, a)
 	if flowOK && !done {
+		// After a reconnect that resumes the session, PUBREL is what goes again.
+		pc.win.markPubrec(a.PacketID)
 		return // QoS 2's PUBREC: PUBREL is on its way, PUBCOMP ends it
 	}
 	sent, ok := pc.win.release(a.PacketID)
@@ -138,9 +140,15 @@ func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 }
 
 // OnConnect resets the window: what was in flight is gone (clean session)
-// and the broker may announce another receive maximum.
-func (g *PublisherGroup) OnConnect(c *connection.Conn, _ bool) {
+// and the broker may announce another receive maximum. A reconnect that
+// resumed the session keeps the window and re-sends what is in it (resend.go).
+func (g *PublisherGroup) OnConnect(c *connection.Conn, reconnect bool) {
 	if pc := g.clients[c.Index()]; pc.win != nil {
+		if reconnect && c.SessionPresent() {
+			pc.win.setLimit(min(g.pc.MaxInflight, c.ReceiveMax()))
+			g.resend(pc)
+			return
+		}
 		pc.win.reset(min(g.pc.MaxInflight, c.ReceiveMax()))
 	}
 }

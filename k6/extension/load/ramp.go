@@ -13,6 +13,9 @@ type ConnectResult struct {
 	Failed    int     `json:"failed"`
 	Seconds   float64 `json:"seconds"`
 	FirstErr  string  `json:"first_error,omitempty"`
+	// SharedCheck: how a subscriber group's shared subscriptions were found
+	// to work ("announced" in CONNACK, probe "received"); "" without any.
+	SharedCheck string `json:"shared_check,omitempty"`
 }
 
 // openAll runs open(i) for i in [0,n) at most `rate` starts per second (0 =

@@ -52,7 +52,7 @@ func (s *sender) send(pc *pubClient, intended int64) sendOutcome {
 	var pid uint16
 	if pc.win != nil {
 		var ok bool
-		if pid, ok = pc.win.acquire(now); !ok {
+		if pid, ok = pc.win.acquire(now, pc.seq.Load(), intended); !ok {
 			return sendBlocked
 		}
 	}

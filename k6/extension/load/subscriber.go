@@ -89,7 +89,7 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 // A broker that refuses what the group measures (shared subscriptions, the
 // QoS asked for) makes Refusal non-nil: the run must not start.
 func (g *SubscriberGroup) Connect() ConnectResult {
-	return g.connectAll("SubscriberGroup", func(c *connection.Conn) error {
+	r := g.connectAll("SubscriberGroup", func(c *connection.Conn) error {
 		subs := g.filters[c.Index()]
 		if len(subs) == 0 {
 			return nil
@@ -105,6 +105,10 @@ func (g *SubscriberGroup) Connect() ConnectResult {
 		}
 		return g.checkGranted(subs, codes)
 	})
+	if r.Connected > 0 && g.Refusal() == nil {
+		r.SharedCheck, _ = g.checkSharedDelivery() // a failure is the Refusal
+	}
+	return r
 }
 
 // Refusal is the first refusal Connect met (nil: none).
@@ -240,7 +244,11 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 		now = nowNano()
 	}
 	idx := c.Index()
-	if h, ok := readHeader(p.Payload, now); ok { // too short: not a benchmark message, counted, not timed
+	h, ok := readHeader(p.Payload, now)
+	if ok && h.pub == probePublisher {
+		return // a shared-subscription probe (probe.go): not part of the run
+	}
+	if ok { // too short: not a benchmark message, counted, not timed
 		g.m.Record(Latency, idx, now-h.sentNs)
 		g.m.Record(LatencyIntended, idx, now-h.intendedNs)
 		g.sets[idx].observe(h.pub, h.seq)

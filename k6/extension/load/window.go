@@ -3,7 +3,9 @@ package load
 import "sync"
 
 // window tracks a publisher's QoS 1/2 messages in flight: packet id → send
-// time, for PUBACK/PUBCOMP latency, capped at the broker's receive maximum.
+// time, for PUBACK/PUBCOMP latency, capped at the broker's receive maximum;
+// and what rebuilds each message (sequence number, intended time) for a
+// re-send after a reconnect that resumed the session (resend.go).
 type window struct {
 	mu    sync.Mutex
 	sent  []int64 // send time (Unix ns) by slot; 0 = free
@@ -11,6 +13,12 @@ type window struct {
 	next  uint16
 	used  int
 	limit int
+
+	// By slot, for a re-send: the message's sequence number and intended
+	// send time, and (QoS 2) whether its PUBREC came (then PUBCOMP is awaited).
+	seqs     []uint32
+	intended []int64
+	pubrec   []bool
 }
 
 func newWindow(limit int) *window {
@@ -18,11 +26,13 @@ func newWindow(limit int) *window {
 	for size < limit {
 		size <<= 1
 	}
-	return &window{sent: make([]int64, size), pids: make([]uint16, size), limit: limit}
+	return &window{sent: make([]int64, size), pids: make([]uint16, size), seqs: make([]uint32, size),
+		intended: make([]int64, size), pubrec: make([]bool, size), limit: limit}
 }
 
-// acquire takes the next packet id, or reports the window full.
-func (w *window) acquire(now int64) (uint16, bool) {
+// acquire takes the next packet id for message seq (sent now, intended at
+// intended), or reports the window full.
+func (w *window) acquire(now int64, seq uint32, intended int64) (uint16, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.used >= w.limit {
@@ -37,6 +47,7 @@ func (w *window) acquire(now int64) (uint16, bool) {
 		return 0, false
 	}
 	w.sent[i], w.pids[i], w.next = now, pid, pid
+	w.seqs[i], w.intended[i], w.pubrec[i] = seq, intended, false
 	w.used++
 	return pid, true
 }

@@ -139,7 +139,11 @@ func (s *SubscriberGroup) Connect() *sobek.Promise {
 		if err := s.g.Refusal(); err != nil {
 			return nil, fmt.Errorf("SubscriberGroup.connect: %w", err)
 		}
-		return connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), r)
+		v, err := connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), r)
+		if m, ok := v.(map[string]any); ok && r.SharedCheck != "" {
+			m["shared_check"] = r.SharedCheck
+		}
+		return v, err
 	})
 }
 

@@ -4,6 +4,7 @@ package mqtt
 // what some real brokers do, so the tests can show the run names it.
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
 
@@ -123,4 +124,108 @@ func (h *disconnectStorm) OnSessionEstablished(cl *mochi.Client, _ packets.Packe
 	if drop {
 		cl.Stop(errors.New("disconnect storm"))
 	}
+}
+
+// dropFirstPublish is a broker whose connection breaks while a client's
+// first QoS 1/2 PUBLISH is in flight: it hangs up without acknowledging or
+// routing it, once per client id. It records the DUP flag and the header's
+// sequence number of every PUBLISH it gets, so a test can see the re-send.
+type dropFirstPublish struct {
+	mochi.HookBase
+	mu      sync.Mutex
+	dropped map[string]bool
+	seen    []seenPublish
+}
+
+type seenPublish struct {
+	client string
+	dup    bool
+	seq    uint32
+}
+
+func (h *dropFirstPublish) ID() string { return "drop-first-publish" }
+
+func (h *dropFirstPublish) Provides(b byte) bool { return b == mochi.OnPublish }
+
+func (h *dropFirstPublish) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(pk.Payload) >= 7 {
+		h.seen = append(h.seen, seenPublish{cl.ID, pk.FixedHeader.Dup, binary.BigEndian.Uint32(pk.Payload[3:7])})
+	}
+	if h.dropped == nil {
+		h.dropped = map[string]bool{}
+	}
+	if !h.dropped[cl.ID] {
+		h.dropped[cl.ID] = true
+		cl.Stop(errors.New("dropped before the ack"))
+		return pk, packets.ErrRejectPacket
+	}
+	return pk, nil
+}
+
+func (h *dropFirstPublish) publishes() []seenPublish {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]seenPublish(nil), h.seen...)
+}
+
+// dropFirstPubrel is a broker whose connection breaks while a client's
+// first QoS 2 message waits for PUBCOMP: it hangs up on the client's first
+// PUBREL, once per client id. It records the PUBLISHes and PUBRELs it reads
+// (packet id, DUP), so a test can see what the client sent again.
+type dropFirstPubrel struct {
+	mochi.HookBase
+	mu      sync.Mutex
+	dropped map[string]uint16 // client id → packet id of the PUBREL dropped
+	read    map[string][]readPacket
+}
+
+type readPacket struct {
+	typ byte
+	pid uint16
+	dup bool
+}
+
+func (h *dropFirstPubrel) ID() string { return "drop-first-pubrel" }
+
+func (h *dropFirstPubrel) Provides(b byte) bool { return b == mochi.OnPacketRead }
+
+func (h *dropFirstPubrel) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	t := pk.FixedHeader.Type
+	if t != packets.Publish && t != packets.Pubrel {
+		return pk, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.read == nil {
+		h.read, h.dropped = map[string][]readPacket{}, map[string]uint16{}
+	}
+	h.read[cl.ID] = append(h.read[cl.ID], readPacket{t, pk.PacketID, pk.FixedHeader.Dup})
+	if _, done := h.dropped[cl.ID]; t == packets.Pubrel && !done {
+		h.dropped[cl.ID] = pk.PacketID
+		err := errors.New("dropped before PUBCOMP")
+		cl.Stop(err)
+		return pk, err
+	}
+	return pk, nil
+}
+
+// after is what client id sent about the dropped PUBREL's packet id after it.
+func (h *dropFirstPubrel) after(id string) (uint16, []readPacket) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pid, ok := h.dropped[id]
+	if !ok {
+		return 0, nil
+	}
+	var out []readPacket
+	seen := false
+	for _, p := range h.read[id] {
+		if seen && p.pid == pid {
+			out = append(out, p)
+		}
+		seen = seen || (p.typ == packets.Pubrel && p.pid == pid)
+	}
+	return pid, out
 }

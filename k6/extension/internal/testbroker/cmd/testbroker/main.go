@@ -1,0 +1,59 @@
+// Command testbroker is an MQTT broker (mochi-mqtt) that misbehaves on
+// purpose, for the Python tests that run the real k6 build against it. It
+// listens on loopback only.
+//
+//	testbroker -port 11891 -literal-share
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/internal/testbroker"
+)
+
+func main() {
+	port := flag.Int("port", 0, "TCP port on 127.0.0.1 (required)")
+	literalShare := flag.Bool("literal-share", false, "take $share/... filters literally: no shared subscriptions")
+	flag.Parse()
+	if *port <= 0 || *port > 65535 {
+		fmt.Fprintln(os.Stderr, "testbroker: -port is required (1..65535)")
+		os.Exit(2)
+	}
+	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Capabilities: mochi.NewDefaultServerCapabilities()})
+	hooks := []mochi.Hook{new(auth.AllowHook)}
+	if *literalShare {
+		hooks = append(hooks, new(testbroker.LiteralShare))
+	}
+	for _, h := range hooks {
+		if err := srv.AddHook(h, nil); err != nil {
+			fmt.Fprintln(os.Stderr, "testbroker:", err)
+			os.Exit(1)
+		}
+	}
+	l := listeners.NewTCP(listeners.Config{ID: "t", Address: fmt.Sprintf("127.0.0.1:%d", *port)})
+	if err := srv.AddListener(l); err != nil {
+		fmt.Fprintln(os.Stderr, "testbroker:", err)
+		os.Exit(1)
+	}
+	go func() {
+		if err := srv.Serve(); err != nil {
+			fmt.Fprintln(os.Stderr, "testbroker:", err)
+			os.Exit(1)
+		}
+	}()
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
+	<-stop
+	_ = srv.Close()
+}

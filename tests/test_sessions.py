@@ -1,0 +1,130 @@
+"""Persistent sessions end to end: the real k6 build against a real
+Mosquitto with persistence, restarted in the middle of a run."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, loopback_port, run_k6, wait_until
+
+P2P = ROOT / "k6/scenarios/p2p.js"
+
+
+def start_persistent_mosquitto(conf):
+    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = int(conf.read_text().split("listener ", 1)[1].split()[0])
+
+    def up():
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    assert wait_until(up, timeout=10), "mosquitto did not start"
+    return proc
+
+
+@pytest.mark.parametrize(
+    "session",
+    [{"CLEAN_SESSION": "false"}, {"MQTT_VERSION": "5", "SESSION_EXPIRY": "300"}],
+    ids=["3.1.1-clean-session-false", "5-session-expiry"],
+)
+def test_a_broker_restart_with_persistence_loses_no_qos1_message(k6_bin, tmp_path, session):
+    port = loopback_port(11890)
+    conf = tmp_path / "mosquitto.conf"
+    # `user root`: Mosquitto would drop to its own user, which cannot write
+    # its database into pytest's private temporary directory.
+    conf.write_text(
+        f"user root\nlistener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
+        f"persistence_location {tmp_path}/\nmax_queued_messages 100000\nmax_inflight_messages 1000\n"
+    )
+    run_id = f"test-restart-{int(time.time() * 1000)}"
+    env = dict(
+        MQTT_URL=f"mqtt://127.0.0.1:{port}",
+        RESULTS_DIR=str(tmp_path),
+        RUN_ID=run_id,
+        QOS="1",
+        PUBLISHERS="5",
+        SUBSCRIBERS="5",
+        RATE="200",
+        DURATION="12s",
+        K6_NO_USAGE_REPORT="true",
+        **session,
+    )
+    broker = start_persistent_mosquitto(conf)
+    k6 = subprocess.Popen(
+        [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(P2P)],
+        env={**os.environ, **env},
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # The restart comes while messages flow: 2 s after the first one.
+        first = subprocess.run(
+            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", "test/#", "-C", "1", "-W", "60"],
+            capture_output=True,
+        )
+        assert first.returncode == 0, "no message was published"
+        time.sleep(2)
+        broker.send_signal(signal.SIGTERM)  # Mosquitto saves its database on the way down
+        broker.wait(10)
+        time.sleep(2)
+        broker = start_persistent_mosquitto(conf)
+        out, err = k6.communicate(timeout=180)
+    finally:
+        k6.kill()
+        broker.terminate()
+        broker.wait(10)
+    files = list(Path(tmp_path).glob(f"{run_id}.json"))
+    assert files, err[-3000:]
+    r = json.loads(files[0].read_text())
+    c, d = r["counts"], r["delivery"]["p2p"]
+    # The restart shows: every connection went down and came back.
+    assert c["mqtt_disconnects"] >= 10 and c["mqtt_reconnects"] >= 10, c
+    open_per_second = [row["connections"] for row in r["timeline"]]
+    assert min(open_per_second) < 10 and max(open_per_second) == 10, open_per_second
+    # Nothing lost: every message sent arrived; a re-send the broker had
+    # already taken may arrive twice (QoS 1 allows it), counted as such.
+    assert c["mqtt_lost"] == 0 and d["lost"] == 0, (c, d)
+    assert d["unique"] == c["mqtt_publishes"], (c, d)
+    assert c["mqtt_receives"] == d["unique"] + c["mqtt_duplicates"], (c, d)
+    # Messages due while the broker was down were not sent: publish
+    # failures, not losses; together with those sent they are the plan.
+    assert c["mqtt_publishes"] + c["mqtt_publish_failures"] == 200 * 12, c
+    assert c["mqtt_publish_failures"] > 0, c
+    assert r["thresholds"]["mqtt_lost count==0"] is True
+    assert r["parameters"]["clean_session"] == (session.get("CLEAN_SESSION", "true") == "true")
+
+
+@pytest.mark.parametrize(
+    "env,message",
+    [
+        ({"SESSION_EXPIRY": "300"}, "SESSION_EXPIRY=300 is invalid with MQTT_VERSION=3.1.1"),
+        (
+            {"MQTT_VERSION": "5", "CLEAN_SESSION": "false"},
+            "CLEAN_SESSION=false keeps nothing under MQTT 5 without SESSION_EXPIRY",
+        ),
+        ({"CLEAN_SESSION": "no"}, 'CLEAN_SESSION="no" is invalid: expected one of true, false'),
+        ({"MQTT_VERSION": "5", "SESSION_EXPIRY": "-1"}, 'SESSION_EXPIRY="-1" is invalid: expected a whole number >= 0'),
+    ],
+)
+def test_session_parameters_are_checked_before_any_connection(k6_bin, tmp_path, connection_counter, env, message):
+    p, _ = run_k6(
+        k6_bin,
+        P2P,
+        env={
+            "MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}",
+            "DURATION": "2s",
+            "RESULTS_DIR": str(tmp_path),
+            **env,
+        },
+    )
+    connection_counter.close()
+    assert p.returncode != 0
+    assert message in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
+    assert connection_counter.accepted == []
