@@ -140,6 +140,8 @@ def test_result_file_is_self_describing(stack, k6_bin, tmp_path):
     assert r["host"]["cpus"] >= 1 and "net.core.somaxconn" in r["host"]["sysctls"]
     assert {"p50", "p90", "p95", "p99", "avg", "max"} <= set(r["latency_ms"]["pub_to_sub"])
     assert len(r["timeline"]) >= 3
+    # Subscribers' and publishers' connection results both, by role and flow.
+    assert set(r["connect"]) == {"sub_p2p", "pub_p2p"} and r["connect"]["sub_p2p"]["connected"] == 50
 
 
 def test_progress_line_shows_the_planned_length(stack, k6_bin, tmp_path):

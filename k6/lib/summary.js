@@ -60,7 +60,7 @@ export function result(data, p, flows) {
     thresholds,
     counts: st.counters,
     latency_ms: latency,
-    connect: Object.assign(collect('connect_sub_', notes), collect('connect_pub_', notes)),
+    connect: collect('connect_', notes), // by role and flow: sub_p2p, pub_p2p
     delivery: collect('delivery_', notes),
     steps: notes.steps || [],
     // Windows in which connections were down (first lost → all back):
