@@ -31,6 +31,14 @@ const (
 	// PUBCOMP to a QoS 1 one. Such a publish is not counted as delivered to
 	// the broker: it is a publish failure too.
 	MetricProtocolErrors = "mqtt_protocol_errors"
+	// QoS 1/2 publishes the broker refused: a PUBACK or PUBREC with a reason
+	// code >= 0x80 (MQTT 5), such as 0x87 not authorised. Never counted in
+	// mqtt_publishes, never expected at the subscribers.
+	MetricPublishRejected = "mqtt_publish_rejected"
+	// Messages the publishers could not send on schedule: due longer ago
+	// than the phase's max_lag (the generator fell behind, or the QoS 1/2
+	// window stayed full), so never sent, never expected at the subscribers.
+	MetricMissedSends = "mqtt_missed_sends"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
@@ -58,6 +66,8 @@ const (
 	BytesReceived
 	ReceivesSharedRead
 	ProtocolErrors
+	PublishRejected
+	MissedSends
 	CounterKinds
 )
 
@@ -67,6 +77,7 @@ func CounterNames() [CounterKinds]string {
 		MetricConnects, MetricConnectFailures, MetricReconnects, MetricDisconnects, MetricSubscribeFailures,
 		MetricPublishes, MetricPublishFailures, MetricReceives, MetricLost, MetricDuplicates, MetricOutOfOrder,
 		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
+		MetricPublishRejected, MetricMissedSends,
 	}
 }
 
