@@ -29,7 +29,7 @@ def loopback_port(base):
 
 TEST_PORTS = {
     "INFLUXDB_PORT": str(loopback_port(18086)),
-    "TELEGRAF_K6_PORT": str(loopback_port(18186)),
+    "TELEGRAF_K6_PORT": str(loopback_port(17186)),
     "NODE_EXPORTER_PORT": str(loopback_port(19100)),
     "MQTT_PORT": str(loopback_port(11883)),
 }

@@ -22,14 +22,18 @@ type Phase struct {
 
 // PhaseResult is what a phase achieved.
 type PhaseResult struct {
-	Sent       int64 // written to the broker (QoS 1/2: acknowledged, rejected or failed later)
-	Failed     int64
-	Rejected   int64 // refused by the broker (reason >= 0x80): not delivered, not expected
-	Missed     int64 // never sent: due longer than max_lag ago
-	Seconds    float64
-	Target     float64
-	WindowFull int64 // times a QoS 1/2 message waited for the inflight window
-	MaxLagMs   float64
+	Sent     int64 // written to the broker (QoS 1/2: acknowledged, rejected or failed later)
+	Failed   int64
+	Rejected int64 // refused by the broker (reason >= 0x80): not delivered, not expected
+	Missed   int64 // never sent: due longer than max_lag ago
+	// MissedWindow of Missed waited for a full QoS 1/2 window: the broker's
+	// acknowledgements held them back. The rest the scheduler did not reach
+	// in time: the generator could not send at the rate.
+	MissedWindow int64
+	Seconds      float64
+	Target       float64
+	WindowFull   int64 // times a QoS 1/2 message waited for the inflight window
+	MaxLagMs     float64
 }
 
 // Achieved is the achieved rate in msg/s.
@@ -43,7 +47,7 @@ func (r PhaseResult) Achieved() float64 {
 // Map is the result as the JS API returns it.
 func (r PhaseResult) Map() map[string]any {
 	return map[string]any{
-		"sent": r.Sent, "failed": r.Failed, "rejected": r.Rejected, "missed": r.Missed, "seconds": r.Seconds, "target_rate": r.Target,
+		"sent": r.Sent, "failed": r.Failed, "rejected": r.Rejected, "missed": r.Missed, "missed_window": r.MissedWindow, "seconds": r.Seconds, "target_rate": r.Target,
 		"achieved_rate": r.Achieved(), "achieved_ratio": r.Achieved() / r.Target,
 		"window_full": r.WindowFull, "max_lag_ms": r.MaxLagMs,
 	}
@@ -115,7 +119,7 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 		// What the generator could not offer within MaxLag of its time is
 		// missed: each client's share, as the round-robin would have given.
 		if late := min(s.firstOnTime(now), due) - k; late > 0 {
-			s.miss(late)
+			s.miss(late, false)
 			g.rr += int(late % int64(n))
 			k += late
 		}

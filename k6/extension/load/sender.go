@@ -51,6 +51,12 @@ const (
 // waits stays bounded.
 const DefaultMaxLag = time.Second
 
+// writeTimeout bounds one flush: a broker that reads none of it for this
+// long has the connection closed (and redialled) rather than stall the
+// whole phase past its end, or a stop past a few seconds. Its messages then
+// count as lost at the subscribers (QoS 0) or failed (QoS 1/2).
+const writeTimeout = 2 * time.Second
+
 func wakeBudget(packetBytes int) int {
 	return max(1, min(maxWakeMessages, maxWakeBytes/max(1, packetBytes)))
 }
@@ -62,10 +68,14 @@ func (s *sender) firstOnTime(now int64) int64 {
 	return int64(math.Ceil(float64(now-s.maxLag-s.start) / s.interval))
 }
 
-// miss counts n messages that will never be sent.
-func (s *sender) miss(n int64) {
+// miss counts n messages that will never be sent; window: they waited for
+// a full QoS 1/2 window (else the scheduler did not get to them in time).
+func (s *sender) miss(n int64, window bool) {
 	if n > 0 {
 		s.r.Missed += n
+		if window {
+			s.r.MissedWindow += n
+		}
 		s.g.m.Add(MissedSends, n)
 	}
 }
@@ -141,7 +151,7 @@ func (s *sender) retryBlocked(now int64) {
 	for _, pc := range s.blocked {
 		b := &pc.backlog
 		if late := min(b.n, ceilDiv(onTime-b.first, step)); late > 0 {
-			s.miss(late)
+			s.miss(late, true)
 			b.first += late * step
 			b.n -= late
 		}
@@ -177,7 +187,7 @@ func ceilDiv(a, b int64) int64 {
 // flushDirty writes each touched connection once: many messages, one syscall.
 func (s *sender) flushDirty() {
 	for _, pc := range s.dirty {
-		_ = pc.c.Flush()
+		_ = pc.c.FlushWithin(writeTimeout)
 		pc.dirty = false
 	}
 	s.dirty = s.dirty[:0]
@@ -200,7 +210,7 @@ func (s *sender) drain(deadline time.Time) {
 		sleepCtx(g.ctx, time.Millisecond)
 	}
 	for _, pc := range s.blocked {
-		s.miss(pc.backlog.n)
+		s.miss(pc.backlog.n, true)
 		pc.backlog = backlog{}
 	}
 	s.blocked = s.blocked[:0]
