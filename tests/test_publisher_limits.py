@@ -3,6 +3,7 @@ Mosquitto: a rate beyond reach ends on its own with the verdict, bounded
 memory and the result file; a signal stops a run within 5 s, writing it."""
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -44,8 +45,13 @@ def test_rate_at_the_ceiling_ends_on_its_own_with_the_verdict(stack, k6_bin, tmp
 def test_a_signal_ends_a_run_within_5_s_with_its_result_file(stack, k6_bin, tmp_path, sig):
     env = p2p_env(stack, tmp_path, f"signal-{sig.name}", DURATION="60s")
     args = [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(P2P)]
-    proc = subprocess.Popen(args, env={**env, "K6_NO_USAGE_REPORT": "true", "PATH": "/usr/bin:/bin"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        args,
+        env=dict(os.environ, K6_NO_USAGE_REPORT="true", **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(6)  # connected and publishing (40 connections open in well under a second)
         sent = time.monotonic()
