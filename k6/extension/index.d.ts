@@ -125,6 +125,8 @@ export declare interface PublisherGroupOptions extends GroupOptions {
   max_inflight?: number;
   /** Least time between scheduler wake-ups; messages due meanwhile share a write. Default "1ms". */
   batch_interval?: Duration;
+  /** Default max_lag of publish(). Default "1s". */
+  max_lag?: Duration;
 }
 
 export declare interface SubscriberGroupOptions extends GroupOptions {
@@ -176,11 +178,25 @@ export declare interface PublishPhase {
   /** How long to wait at the end for QoS 1/2 acknowledgements. Default "5s". */
   drain?: Duration;
   batch_interval?: Duration;
+  /**
+   * How late a message may still be sent: one due longer ago is missed
+   * (never sent, never expected at the subscribers, counted in
+   * mqtt_missed_sends), so a rate beyond reach or a window that stays full
+   * ends the phase on time with bounded memory. Default "1s", at least "1ms".
+   */
+  max_lag?: Duration;
 }
 
 export declare interface PublishResult {
+  /** Written to the broker. QoS 1/2: each ends published (acknowledged), rejected or failed. */
   sent: number;
   failed: number;
+  /** Refused by the broker (PUBACK/PUBREC reason >= 0x80): not delivered, so not expected at subscribers. */
+  rejected: number;
+  /** Never sent: due longer than max_lag ago. */
+  missed: number;
+  /** Of missed, those that waited for a full QoS 1/2 window (the rest: the generator did not get to them). */
+  missed_window: number;
   seconds: number;
   target_rate: number;
   achieved_rate: number;
@@ -196,7 +212,10 @@ export declare class PublisherGroup {
   connect(): Promise<ConnectResult>;
   /** Publishes at the phase's rate, paced from Go; sequence numbers continue across calls (step load). */
   publish(phase: PublishPhase): Promise<PublishResult>;
-  stats(): { clients: number; connected: number; published: number; failed: number; reconnects: number };
+  stats(): {
+    clients: number; connected: number; published: number; failed: number; rejected: number; missed: number;
+    reconnects: number;
+  };
   /** Disconnects every client and pushes the final metrics. */
   close(): void;
 }

@@ -22,6 +22,27 @@ function collect(prefix, notes) {
   return out;
 }
 
+// rateVerdict says why the target rate was not reached, from the missed
+// sends and each step's achieved rate (null: it was reached).
+function rateVerdict(c, steps) {
+  const missed = c.mqtt_missed_sends || 0;
+  const window = steps.reduce((n, s) => n + (s.missed_window || 0), 0);
+  const short = steps.filter((s) => s.achieved_rate < 0.95 * s.target_rate);
+  const causes = [];
+  if (missed - window > 0) {
+    causes.push(`generator cannot reach the target rate: ${missed - window} messages were due more than max_lag ago ` +
+      'and never sent (mqtt_missed_sends)');
+  }
+  if (window > 0) {
+    causes.push(`the broker held back acknowledgements: ${window} messages waited for a full QoS window ` +
+      'longer than max_lag and were never sent (mqtt_missed_sends)');
+  }
+  if (!causes.length && short.length) {
+    causes.push(`achieved below 95% of the target in ${short.length} step(s) (mqtt_rate_achieved_ratio)`);
+  }
+  return causes.length ? `target rate not reached: ${causes.join('; ')}` : null;
+}
+
 export function result(data, p, flows) {
   const st = mqtt.stats();
   const notes = mqtt.notes();
@@ -67,6 +88,7 @@ export function result(data, p, flows) {
     // [{ start_ms, end_ms (null: the run ended during it), duration_s, max_down }].
     outages: mqtt.outages(),
     without_samples: noData,
+    rate_verdict: rateVerdict(st.counters, notes.steps || []),
     timeline: mqtt.timeline(),
   };
   r.diagnosis = diagnose(r);
@@ -91,6 +113,11 @@ export function text(r) {
     lines.push(`  protocol      ${c.mqtt_protocol_errors} publishes answered outside the QoS ${r.parameters.qos} flow ` +
       '(mqtt_protocol_errors): the broker does not implement this QoS as asked');
   }
+  if (c.mqtt_publish_rejected > 0) {
+    lines.push(`  rejected      ${c.mqtt_publish_rejected} publishes refused by the broker (reason code >= 0x80, ` +
+      'mqtt_publish_rejected): not published, not expected at the subscribers');
+  }
+  if (r.rate_verdict) lines.push(`  rate          ${r.rate_verdict}`);
   for (const s of r.steps) {
     lines.push(`  step          target ${fmt(s.target_rate)} msg/s, achieved ${fmt(s.achieved_rate)} msg/s` +
       ` (${s.payload} B, ${s.duration})`);

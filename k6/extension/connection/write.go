@@ -2,6 +2,7 @@ package connection
 
 import (
 	"context"
+	"time"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
 )
@@ -32,6 +33,20 @@ func (c *Conn) QueuePublish(prefix []byte, qos byte, pid uint16, payload []byte)
 func (c *Conn) Flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.flushLocked()
+}
+
+// FlushWithin is Flush that gives up after d: a broker that reads nothing
+// for that long gets its connection closed (and redialled, when
+// configured), instead of holding the writer, and whoever waits for the
+// connection's lock (Close), for as long as it likes.
+func (c *Conn) FlushWithin(d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if nc := c.nc; nc != nil && len(c.wbuf) > 0 {
+		_ = nc.SetWriteDeadline(time.Now().Add(d))
+		defer func() { _ = nc.SetWriteDeadline(time.Time{}) }()
+	}
 	return c.flushLocked()
 }
 

@@ -39,6 +39,14 @@ const (
 	// session (the broker had not acknowledged them). Not in mqtt_publishes:
 	// each is a message already counted there once.
 	MetricResends = "mqtt_resends"
+	// QoS 1/2 publishes the broker refused: a PUBACK or PUBREC with a reason
+	// code >= 0x80 (MQTT 5), such as 0x87 not authorised. Never counted in
+	// mqtt_publishes, never expected at the subscribers.
+	MetricPublishRejected = "mqtt_publish_rejected"
+	// Messages the publishers could not send on schedule: due longer ago
+	// than the phase's max_lag (the generator fell behind, or the QoS 1/2
+	// window stayed full), so never sent, never expected at the subscribers.
+	MetricMissedSends = "mqtt_missed_sends"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
@@ -75,6 +83,8 @@ const (
 	ProtocolErrors
 	ReconnectAttempts
 	Resends
+	PublishRejected
+	MissedSends
 	CounterKinds
 )
 
@@ -86,6 +96,7 @@ func CounterNames() [CounterKinds]string {
 		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
 		MetricReconnectAttempts,
 		MetricResends,
+		MetricPublishRejected, MetricMissedSends,
 	}
 }
 

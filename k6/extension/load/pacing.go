@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,16 +17,23 @@ type Phase struct {
 	Count    int64         // how many messages (0: for Duration)
 	Drain    time.Duration // how long to wait for a blocked window at the end
 	Batch    time.Duration // least time between wake-ups: messages due meanwhile share a write
+	MaxLag   time.Duration // a message later than this behind its intended time is missed (0: DefaultMaxLag)
 }
 
 // PhaseResult is what a phase achieved.
 type PhaseResult struct {
-	Sent       int64
-	Failed     int64
-	Seconds    float64
-	Target     float64
-	WindowFull int64 // times a QoS 1/2 message waited for the inflight window
-	MaxLagMs   float64
+	Sent     int64 // written to the broker (QoS 1/2: acknowledged, rejected or failed later)
+	Failed   int64
+	Rejected int64 // refused by the broker (reason >= 0x80): not delivered, not expected
+	Missed   int64 // never sent: due longer than max_lag ago
+	// MissedWindow of Missed waited for a full QoS 1/2 window: the broker's
+	// acknowledgements held them back. The rest the scheduler did not reach
+	// in time: the generator could not send at the rate.
+	MissedWindow int64
+	Seconds      float64
+	Target       float64
+	WindowFull   int64 // times a QoS 1/2 message waited for the inflight window
+	MaxLagMs     float64
 }
 
 // Achieved is the achieved rate in msg/s.
@@ -39,7 +47,7 @@ func (r PhaseResult) Achieved() float64 {
 // Map is the result as the JS API returns it.
 func (r PhaseResult) Map() map[string]any {
 	return map[string]any{
-		"sent": r.Sent, "failed": r.Failed, "seconds": r.Seconds, "target_rate": r.Target,
+		"sent": r.Sent, "failed": r.Failed, "rejected": r.Rejected, "missed": r.Missed, "missed_window": r.MissedWindow, "seconds": r.Seconds, "target_rate": r.Target,
 		"achieved_rate": r.Achieved(), "achieved_ratio": r.Achieved() / r.Target,
 		"window_full": r.WindowFull, "max_lag_ms": r.MaxLagMs,
 	}
@@ -75,10 +83,13 @@ func (g *PublisherGroup) Start(ph Phase) (<-chan PhaseOutcome, error) {
 
 // run paces messages at the phase rate over the clients in round-robin, so
 // each client publishes at rate/N, evenly staggered. Message k is intended at
-// start + k/rate; all messages already due are sent at each wake-up (several
-// per connection go out in one write), so a generator that falls behind
-// sends late rather than skipping, and the lag shows in send lag and in
-// intended latency: no coordinated omission.
+// start + k/rate; the messages due are sent at each wake-up (several per
+// connection go out in one write), so a generator that falls behind sends
+// late rather than skipping, and the lag shows in send lag and in intended
+// latency: no coordinated omission. Up to a bound: a wake-up takes at most
+// the sender's budget, and a message due longer than MaxLag ago is missed
+// (counted, never sent), so a rate beyond reach ends on time with bounded
+// memory and the shortfall in mqtt_missed_sends.
 func (g *PublisherGroup) run(ph Phase) PhaseResult {
 	n := len(g.clients)
 	interval := float64(time.Second) / ph.Rate
@@ -86,41 +97,59 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 	if limit == 0 || (ph.Duration > 0 && int64(ph.Duration.Seconds()*ph.Rate) < limit) {
 		limit = int64(math.Floor(ph.Duration.Seconds() * ph.Rate))
 	}
+	if ph.MaxLag <= 0 {
+		ph.MaxLag = DefaultMaxLag
+	}
 	g.m.setTarget(ph.Rate)
 	defer g.m.setTarget(0)
-	s := &sender{g: g, payload: make([]byte, g.pc.PayloadSize), dirty: make([]*pubClient, 0, min(n, 4096))}
+	s := &sender{g: g, payload: make([]byte, g.pc.PayloadSize), dirty: make([]*pubClient, 0, min(n, 4096)),
+		interval: interval, maxLag: int64(ph.MaxLag), budget: wakeBudget(len(g.clients[0].prefix) + 2 + g.pc.PayloadSize)}
 	s.r.Target = ph.Rate
+	rejected := g.m.Get(PublishRejected)
 	start := nowNano()
+	s.start = start
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	var k int64
 	for k < limit && g.ctx.Err() == nil {
-		due := min(int64(float64(nowNano()-start)/interval)+1, limit)
+		now := nowNano()
+		due := min(int64(float64(now-start)/interval)+1, limit)
 		// Clients whose window was full get their waiting messages out first.
-		s.retryBlocked()
-		for ; k < due; k++ {
+		s.retryBlocked(now)
+		// What the generator could not offer within MaxLag of its time is
+		// missed: each client's share, as the round-robin would have given.
+		if late := min(s.firstOnTime(now), due) - k; late > 0 {
+			s.miss(late, false)
+			g.rr += int(late % int64(n))
+			k += late
+		}
+		for ; k < due && s.taken < s.budget; k++ {
 			pc := g.clients[g.rr%n]
 			g.rr++
-			s.offer(pc, start+int64(float64(k)*interval))
+			s.offer(pc, k)
 		}
 		s.flushDirty()
 		// Sleep until the next message is due, but at least batch_interval:
 		// waking per message at 100K msg/s would cost a syscall each. The
 		// messages keep their intended times, so this shows as send lag.
-		if next := start + int64(float64(k)*interval); k < limit {
-			time.Sleep(max(time.Duration(next-nowNano()), ph.Batch))
+		if k < limit {
+			timer.Reset(max(time.Duration(s.intended(k)-nowNano()), ph.Batch))
+			select {
+			case <-g.ctx.Done():
+			case <-timer.C:
+			}
 		}
 	}
 	// A phase with a duration holds it fully (its last message is due just
 	// before the end), so that step boundaries are where they were planned.
 	if ph.Duration > 0 {
 		if d := time.Until(time.Unix(0, start).Add(ph.Duration)); d > 0 {
-			select {
-			case <-g.ctx.Done():
-			case <-time.After(d):
-			}
+			sleepCtx(g.ctx, d)
 		}
 	}
 	s.drain(time.Now().Add(ph.Drain))
 	r := s.r
+	r.Rejected = g.m.Get(PublishRejected) - rejected
 	r.Seconds = max(float64(nowNano()-start)/1e9, ph.Duration.Seconds())
 	ratio := r.Achieved() / r.Target
 	g.m.setAchieved(ratio)
@@ -145,6 +174,16 @@ func (g *PublisherGroup) shortfallCause(r PhaseResult, start time.Time) string {
 		return fmt.Sprintf("the broker held back acknowledgements (inflight window full %d times)", r.WindowFull)
 	}
 	return "the generator could not keep up (CPU-bound: see mqtt_send_lag); add generator processes or lower the rate"
+}
+
+// sleepCtx sleeps for d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 func (g *PublisherGroup) inFlight() int {

@@ -31,14 +31,15 @@ type PublisherGroup struct {
 }
 
 type pubClient struct {
-	c       *connection.Conn
-	id      uint32
-	prefix  []byte
-	seq     atomic.Uint32 // messages sent so far = next sequence number
-	win     *window       // QoS 1/2 only
-	backlog []int64       // intended send times waiting for a free window slot
-	dirty   bool          // has unflushed messages (scheduler goroutine only)
-	g       *PublisherGroup
+	c        *connection.Conn
+	id       uint32
+	prefix   []byte
+	seq      atomic.Uint32 // messages sent so far = next sequence number
+	rejected atomic.Int64  // of those, refused by the broker: never delivered, so never expected
+	win      *window       // QoS 1/2 only
+	backlog  backlog       // messages waiting for a free window slot (scheduler goroutine only)
+	dirty    bool          // has unflushed messages (scheduler goroutine only)
+	g        *PublisherGroup
 }
 
 // NewPublisherGroup builds the group's clients; nothing connects yet. It
@@ -80,14 +81,15 @@ func containsWildcard(t string) bool {
 // Connect opens the connections at the configured connect rate.
 func (g *PublisherGroup) Connect() ConnectResult { return g.connectAll("PublisherGroup", nil) }
 
-// Close disconnects every client and pushes the final metrics.
+// Close disconnects every client and pushes the final metrics. A QoS 1/2
+// message still unacknowledged now never will be: it is a failed publish
+// (each message sent ends up published, rejected or failed).
 func (g *PublisherGroup) Close() {
 	g.shutdown(func() {
 		g.phases.Wait() // the scheduler stops on the cancelled context
 		for _, pc := range g.clients {
-			if n := len(pc.backlog); n > 0 {
-				g.m.Add(PublishFailures, int64(n))
-				pc.backlog = nil
+			if pc.win != nil {
+				g.m.Add(PublishFailures, int64(pc.win.abandon()))
 			}
 		}
 	})
@@ -100,6 +102,8 @@ func (g *PublisherGroup) Stats() map[string]any {
 		"connected":  g.connected(),
 		"published":  g.m.Get(Publishes),
 		"failed":     g.m.Get(PublishFailures),
+		"rejected":   g.m.Get(PublishRejected),
+		"missed":     g.m.Get(MissedSends),
 		"reconnects": g.m.Get(Reconnects),
 	}
 }
@@ -109,8 +113,9 @@ func (g *PublisherGroup) OnPublish(*connection.Conn, *codec.Publish, int64) {}
 
 // OnAck checks that the ack belongs to the publish's QoS flow (QoS 1:
 // PUBACK; QoS 2: PUBREC, then PUBCOMP), then frees the message's window
-// slot and times it. A refusal (reason >= 0x80) or an ack of the wrong flow
-// is a failed publish.
+// slot and times it. Only then is a QoS 1/2 message published: a refusal
+// (PUBACK or PUBREC reason >= 0x80) is a rejected publish, an ack of the
+// wrong flow or a failing PUBCOMP a failed one.
 func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 	pc := g.clients[c.Index()]
 	if pc.win == nil {
@@ -132,26 +137,43 @@ func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 			g.logger.Warnf("PublisherGroup: the broker answered a QoS %d publish with %s: not the QoS %d flow (counted in %s)",
 				g.pc.QoS, codec.TypeName(a.Type), g.pc.QoS, MetricProtocolErrors)
 		}
-	case a.Reason >= 0x80:
+	case a.Reason >= 0x80 && a.Type != codec.PUBCOMP:
+		pc.rejected.Add(1)
+		if g.m.Get(PublishRejected) == 0 {
+			g.logger.Warnf("PublisherGroup: the broker refused a QoS %d publish with %s reason 0x%02x (counted in %s, not as published)",
+				g.pc.QoS, codec.TypeName(a.Type), a.Reason, MetricPublishRejected)
+		}
+		g.m.Add(PublishRejected, 1)
+	case a.Reason >= 0x80: // PUBCOMP 0x92: the broker lost the flow after accepting it
 		g.m.Add(PublishFailures, 1)
 	default:
+		g.m.Add(Publishes, 1)
 		g.m.Record(PubackDuration, c.Index(), nowNano()-sent)
 	}
 }
 
-// OnConnect resets the window: what was in flight is gone (clean session)
-// and the broker may announce another receive maximum. A reconnect that
-// resumed the session keeps the window and re-sends what is in it (resend.go).
+// OnConnect opens the window with the connection's limit (the broker may
+// announce another receive maximum). A reconnect that resumed the session
+// keeps the window and re-sends what is in it (resend.go). Otherwise
+// whatever is still in it was sent on an earlier connection and will never
+// be acknowledged: a failed publish.
 func (g *PublisherGroup) OnConnect(c *connection.Conn, reconnect bool) {
 	if pc := g.clients[c.Index()]; pc.win != nil {
+		limit := min(g.pc.MaxInflight, c.ReceiveMax())
 		if reconnect && c.SessionPresent() {
-			pc.win.setLimit(min(g.pc.MaxInflight, c.ReceiveMax()))
+			pc.win.setLimit(limit)
 			g.resend(pc)
 			return
 		}
-		pc.win.reset(min(g.pc.MaxInflight, c.ReceiveMax()))
+		g.m.Add(PublishFailures, int64(pc.win.reopen(limit)))
 	}
 }
 
-// OnConnectionLost implements connection.Handler.
-func (g *PublisherGroup) OnConnectionLost(*connection.Conn, error) {}
+// OnConnectionLost counts the QoS 1/2 messages in flight as failed when the
+// session goes with the connection (clean start): no broker will
+// acknowledge them. Until the connection is back, nothing more is sent on it.
+func (g *PublisherGroup) OnConnectionLost(c *connection.Conn, _ error) {
+	if pc := g.clients[c.Index()]; pc.win != nil && g.cfg.Conn.CleanStart {
+		g.m.Add(PublishFailures, int64(pc.win.abandon()))
+	}
+}

@@ -26,15 +26,16 @@ func (r *publisherRegistry) add(id uint32, c *pubClient) error {
 	return nil
 }
 
-// sent is how many messages publisher id has sent so far.
-func (r *publisherRegistry) sent(id uint32) (uint32, bool) {
+// sent is how many messages publisher id has sent so far, and how many of
+// them the broker refused (those never reach a subscriber).
+func (r *publisherRegistry) sent(id uint32) (sent uint32, rejected int64, ok bool) {
 	r.mu.Lock()
 	c, ok := r.m[id]
 	r.mu.Unlock()
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	return c.seq.Load(), true
+	return c.seq.Load(), c.rejected.Load(), true
 }
 
 // sharedSets gives the members of one shared subscription, across groups

@@ -73,7 +73,7 @@ func (s *stream) observe(seq uint32) {
 }
 
 // streamTotals sums streams; lost adds what publishers sent after the last
-// message each stream received (tail loss).
+// message each stream received (tail loss), less what the broker refused.
 type streamTotals struct {
 	Unique     int64 `json:"unique"`
 	Duplicates int64 `json:"duplicates"`
@@ -86,10 +86,13 @@ func (t *streamTotals) add(pub uint32, s *stream, reg *publisherRegistry) {
 	t.Unique += s.unique
 	t.Duplicates += s.dups
 	t.OutOfOrder += s.ooo
-	t.Lost += s.missing
-	if sent, ok := reg.sent(pub); ok && int64(sent) > int64(s.next) {
-		t.Lost += int64(sent) - int64(s.next)
+	lost := s.missing
+	if sent, rejected, ok := reg.sent(pub); ok {
+		lost += max(0, int64(sent)-int64(s.next))
+		// A publish the broker refused was never delivered: not lost.
+		lost = max(0, lost-rejected)
 	}
+	t.Lost += lost
 	t.Streams++
 }
 

@@ -55,6 +55,7 @@ type publisherOptions struct {
 	rate          float64       // default total msg/s
 	ratePerClient float64       // default msg/s per client (used when rate is 0)
 	batch         time.Duration // default batch_interval of publish()
+	maxLag        time.Duration // default max_lag of publish()
 }
 
 func readPublisherOptions(arg any) (publisherOptions, error) {
@@ -68,6 +69,7 @@ func readPublisherOptions(arg any) (publisherOptions, error) {
 	p.ratePerClient = o.num("rate_per_client", 0, 0, maxRate)
 	c.MaxInflight = o.integer("max_inflight", 1024, 1, 65535)
 	p.batch = o.duration("batch_interval", time.Millisecond)
+	p.maxLag = maxLagOption(o, load.DefaultMaxLag)
 	topic := o.str("topic", "")
 	if topic == "" {
 		o.fail("topic", "is required (a template such as \"test/{i}\")")
@@ -96,6 +98,7 @@ func (p *publisherOptions) readPhase(arg any, clients int) (load.Phase, error) {
 	ph.Count = int64(o.integer("count", 0, 0, math.MaxInt32))
 	ph.Drain = o.duration("drain", 5*time.Second)
 	ph.Batch = o.duration("batch_interval", p.batch)
+	ph.MaxLag = maxLagOption(o, p.maxLag)
 	if ph.Rate <= 0 {
 		o.fail("rate", "or \"rate_per_client\" must be > 0 (messages per second)")
 	}
@@ -103,6 +106,16 @@ func (p *publisherOptions) readPhase(arg any, clients int) (load.Phase, error) {
 		o.fail("duration", "or \"count\" is required")
 	}
 	return ph, o.done()
+}
+
+// maxLagOption is max_lag: how late a message may still be sent before it
+// is missed. Zero would miss every message a wake-up finds already due.
+func maxLagOption(o *opts, def time.Duration) time.Duration {
+	d := o.duration("max_lag", def)
+	if d < time.Millisecond {
+		o.fail("max_lag", "must be at least 1ms, got %v", d)
+	}
+	return d
 }
 
 func readSubscriberConfig(arg any) (load.SubscriberConfig, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -228,4 +229,36 @@ func (h *dropFirstPubrel) after(id string) (uint16, []readPacket) {
 		seen = seen || (p.typ == packets.Pubrel && p.pid == pid)
 	}
 	return pid, out
+}
+
+// refuseEveryOther is an MQTT 5 broker that refuses every other publish
+// with PUBACK reason 0x87 (not authorised) and forwards the rest, as an ACL
+// would: the refused messages never reach a subscriber.
+type refuseEveryOther struct {
+	mochi.HookBase
+	seen, refused atomic.Int64
+}
+
+func (h *refuseEveryOther) ID() string { return "refuse-every-other" }
+
+func (h *refuseEveryOther) Provides(b byte) bool { return b == mochi.OnPublish }
+
+func (h *refuseEveryOther) OnPublish(_ *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	if h.seen.Add(1)%2 == 0 {
+		h.refused.Add(1)
+		return pk, packets.ErrNotAuthorized
+	}
+	return pk, nil
+}
+
+// swallowPublishes is a broker that takes publishes and never answers them:
+// a QoS 1/2 window that fills and never frees.
+type swallowPublishes struct{ mochi.HookBase }
+
+func (h *swallowPublishes) ID() string { return "swallow-publishes" }
+
+func (h *swallowPublishes) Provides(b byte) bool { return b == mochi.OnPublish }
+
+func (h *swallowPublishes) OnPublish(_ *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	return pk, packets.ErrRejectPacket
 }
