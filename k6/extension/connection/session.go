@@ -22,9 +22,9 @@ func (c *Conn) SessionPresent() bool { return c.sessionPresent.Load() }
 // ns): what was written before it went over an earlier one.
 func (c *Conn) AttachedAt() int64 { return c.attachedAt.Load() }
 
-// persistent tells whether the session outlives the network connection:
+// Persistent tells whether the session outlives the network connection:
 // 3.1.1 without clean session; 5 with a Session Expiry Interval > 0.
-func (c *Conn) persistent() bool {
+func (c *Conn) Persistent() bool {
 	if c.cfg.Version == codec.V5 {
 		return c.cfg.SessionExpiry > 0
 	}
@@ -40,7 +40,7 @@ func (c *Conn) persistent() bool {
 // database only sessions that began so; any other with Clean Start 1.
 func (c *Conn) cleanStart() bool {
 	switch {
-	case c.persistent() && (c.sessionStarted.Load() || c.cfg.FreshSession):
+	case c.Persistent() && (c.sessionStarted.Load() || c.cfg.FreshSession):
 		return false
 	case c.cfg.FreshSession && !c.sessionStarted.Load():
 		return true
@@ -54,7 +54,7 @@ func (c *Conn) cleanStart() bool {
 // (MQTT-3.1.2-6, MQTT 5 §3.1.2.4), and DISCONNECT ends the new one. Not
 // counted in any metric: it is not one of the run's connections.
 func (c *Conn) discardOldSession(ctx context.Context) error {
-	if !c.cfg.FreshSession || !c.persistent() || c.sessionStarted.Load() {
+	if !c.cfg.FreshSession || !c.Persistent() || c.sessionStarted.Load() {
 		return nil
 	}
 	c.forceClean.Store(true)

@@ -170,10 +170,12 @@ func (g *PublisherGroup) OnConnect(c *connection.Conn, reconnect bool) {
 }
 
 // OnConnectionLost counts the QoS 1/2 messages in flight as failed when the
-// session goes with the connection (clean start): no broker will
-// acknowledge them. Until the connection is back, nothing more is sent on it.
+// session goes with the connection: no broker will acknowledge them. Until
+// the connection is back, nothing more is sent on it. A persistent session
+// (3.1.1 without clean session, 5 with a session expiry) keeps them for
+// the re-send after the reconnect.
 func (g *PublisherGroup) OnConnectionLost(c *connection.Conn, _ error) {
-	if pc := g.clients[c.Index()]; pc.win != nil && g.cfg.Conn.CleanStart {
+	if pc := g.clients[c.Index()]; pc.win != nil && !c.Persistent() {
 		g.m.Add(PublishFailures, int64(pc.win.abandon()))
 	}
 }
