@@ -124,6 +124,8 @@ var wireCases = []struct {
 	{"DISCONNECT (3.1.1 §3.14)", V311, []byte{0xE0, 0}, func() []byte { return AppendDisconnect(nil, 0) }, &Disconnect{}},
 	{"DISCONNECT 5 server shutting down, 0x8B (§3.14.2.1)", V5, []byte{0xE0, 2, 0x8B, 0},
 		func() []byte { return AppendDisconnect(nil, 0x8B) }, &Disconnect{Reason: 0x8B}},
+	{"DISCONNECT 5 ending the session: Session Expiry Interval 0 (§3.14.2.2.2)", V5, []byte{0xE0, 7, 0, 5, 0x11, 0, 0, 0, 0},
+		func() []byte { return AppendDisconnectEndingSession(nil) }, &Disconnect{}},
 	{"AUTH 5 continue authentication, 0x18 (§3.15.2.1)", V5, []byte{0xF0, 2, 0x18, 0},
 		func() []byte { return AppendAuth(nil, 0x18) }, &Auth{Reason: 0x18}},
 }

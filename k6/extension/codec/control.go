@@ -17,6 +17,14 @@ func AppendDisconnect(b []byte, reason byte) []byte {
 	return append(b, DISCONNECT<<4, 2, reason, 0)
 }
 
+// AppendDisconnectEndingSession appends an MQTT 5 DISCONNECT (normal, 0x00)
+// whose Session Expiry Interval 0 ends the session with the connection
+// (§3.14.2.2.2): what a client that asked for an expiry sends to leave
+// nothing behind.
+func AppendDisconnectEndingSession(b []byte) []byte {
+	return append(b, DISCONNECT<<4, 7, 0, 5, PropSessionExpiry, 0, 0, 0, 0)
+}
+
 // DecodeDisconnect reads a DISCONNECT body: its reason code (0 if absent).
 func DecodeDisconnect(version byte, body []byte) (byte, error) {
 	if len(body) > 0 && version != V5 {

@@ -72,7 +72,7 @@ func (c *Conn) exchange(nc net.Conn) (codec.Connack, *bufio.Reader, error) {
 		Username: cfg.Username, Password: cfg.Password, HasUser: cfg.HasUser, HasPass: cfg.HasPass,
 		SessionExpiry: cfg.SessionExpiry, ReceiveMax: cfg.ReceiveMax, Will: cfg.Will,
 	}
-	if c.forceClean.Load() { // discardOldSession: a session that ends with the connection
+	if c.forceClean.Load() { // endSession: a session that ends with the connection
 		p.CleanStart, p.SessionExpiry, p.Will = true, 0, nil
 	}
 	if _, err := nc.Write(codec.AppendConnect(nil, &p)); err != nil {

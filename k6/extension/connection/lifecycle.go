@@ -96,7 +96,9 @@ func (c *Conn) Drop() {
 }
 
 // Close sends DISCONNECT, closes the socket and waits (at most 5 s) for the
-// reader to end. Only the first call does anything.
+// reader to end. A group's persistent session ends with it (MQTT 5: in the
+// DISCONNECT; 3.1.1, which has no such field: with a clean connect). Only
+// the first call does anything.
 func (c *Conn) Close() {
 	c.mu.Lock()
 	if c.closed {
@@ -105,9 +107,15 @@ func (c *Conn) Close() {
 	}
 	c.closed = true
 	close(c.quit)
+	ending := c.endsSessionOnClose()
 	if nc := c.nc; nc != nil {
 		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
-		c.wbuf = codec.AppendDisconnect(c.wbuf, 0)
+		if ending && c.cfg.Version == codec.V5 {
+			c.wbuf = codec.AppendDisconnectEndingSession(c.wbuf)
+			ending = false
+		} else {
+			c.wbuf = codec.AppendDisconnect(c.wbuf, 0)
+		}
 		_ = c.flushLocked()
 		_ = nc.Close()
 	}
@@ -117,5 +125,10 @@ func (c *Conn) Close() {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
+	}
+	if ending {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
+		_ = c.endSession(ctx)
+		cancel()
 	}
 }

@@ -49,23 +49,37 @@ func (c *Conn) cleanStart() bool {
 }
 
 // discardOldSession ends a persistent session an earlier connection with
-// this client id left on the broker, before a group's first connect: a
-// CONNECT with Clean Start 1 (and no session expiry) discards it
-// (MQTT-3.1.2-6, MQTT 5 §3.1.2.4), and DISCONNECT ends the new one. Not
-// counted in any metric: it is not one of the run's connections.
+// this client id left on the broker, before a group's first connect. Not
+// counted in any metric but a failure: it is not one of the run's
+// connections.
 func (c *Conn) discardOldSession(ctx context.Context) error {
 	if !c.cfg.FreshSession || !c.Persistent() || c.sessionStarted.Load() {
 		return nil
 	}
+	if err := c.endSession(ctx); err != nil {
+		return fmt.Errorf("%w (while discarding an earlier session of client id %q)", err, c.ID())
+	}
+	return nil
+}
+
+// endSession ends this client id's session on the broker from a connection
+// of its own: a CONNECT with Clean Start 1 (and no session expiry) replaces
+// it (MQTT-3.1.2-6, MQTT 5 §3.1.2.4), and DISCONNECT ends the new one.
+func (c *Conn) endSession(ctx context.Context) error {
 	c.forceClean.Store(true)
 	nc, _, err := c.handshake(ctx)
 	c.forceClean.Store(false)
 	if err != nil {
-		return fmt.Errorf("%w (while discarding an earlier session of client id %q)", err, c.ID())
+		return err
 	}
 	_, _ = nc.Write(codec.AppendDisconnect(nil, 0))
 	return nc.Close()
 }
+
+// endsSessionOnClose: a group's persistent session is the run's, and must
+// not outlive it: the broker would keep its subscriptions and queue every
+// later run's messages for it.
+func (c *Conn) endsSessionOnClose() bool { return c.cfg.FreshSession && c.Persistent() }
 
 // QueuePubrel appends a PUBREL (sent by the next flush): a QoS 2 message's
 // second half, re-sent after a reconnect that resumed the session.

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -128,6 +129,36 @@ result = { p, s, c: stats().counters, acked: stats().mqtt_puback_duration.count 
 				if len(next) == 0 || next[0].typ != packets.Pubrel {
 					t.Errorf("%s: after the dropped PUBREL of packet id %d the broker read %+v, want PUBREL again", id, pid, next)
 				}
+			}
+		})
+	}
+}
+
+// A group's persistent session ends when the group closes: left on the
+// broker, it would keep its subscriptions and queue every later run's
+// messages (and the next run, with other client ids, would never resume it).
+func TestPersistentGroupsLeaveNoSessionBehind(t *testing.T) {
+	for name, session := range map[string]string{
+		"v3.1.1/clean_session=false": `version: '3.1.1', clean_session: false`,
+		"v5/session_expiry=60":       `version: '5', session_expiry: 60`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr, srv := startMochiWith(t, listeners.Config{}, nil)
+			vu := newTestVU(t)
+			vu.run(t, fmt.Sprintf(`
+const o = { url: 'mqtt://%s', count: 2, topic: 'left/{i}', qos: 1, %s };
+const subs = new SubscriberGroup(o);
+await subs.connect();
+const pubs = new PublisherGroup(o);
+await pubs.connect();
+await pubs.publish({ count: 10, rate: 100 });
+pubs.close(); subs.close();`, addr, session))
+			deadline := time.Now().Add(3 * time.Second)
+			for srv.Clients.Len() > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if n := srv.Clients.Len(); n != 0 {
+				t.Fatalf("%d sessions left on the broker after the groups closed", n)
 			}
 		})
 	}
