@@ -115,6 +115,12 @@ func (c *Conn) Connect(ctx context.Context) error {
 // attach installs a fresh network connection and starts its reader (the
 // poller when it can take the socket); c.mu is held.
 func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
+	if !c.sessionPresent.Load() {
+		// A new session: no inbound QoS 2 message of the old one comes
+		// again, and its packet ids may carry new messages, which the
+		// exactly-once check would otherwise swallow.
+		c.inQoS2 = nil
+	}
 	c.attachedAt.Store(nowNano()) // before up: whoever sees up writes after it
 	c.up.Store(true)
 	c.rec.Open(1)

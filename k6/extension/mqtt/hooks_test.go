@@ -6,6 +6,7 @@ package mqtt
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -261,4 +262,25 @@ func (h *swallowPublishes) Provides(b byte) bool { return b == mochi.OnPublish }
 
 func (h *swallowPublishes) OnPublish(_ *mochi.Client, pk packets.Packet) (packets.Packet, error) {
 	return pk, packets.ErrRejectPacket
+}
+
+// dropAtFirstPubrec is a broker that hangs up on a client (whose id starts
+// with prefix) when it answers its first QoS 2 PUBLISH with PUBREC: the
+// PUBREL never comes, and the packet id stays marked on the client's side.
+type dropAtFirstPubrec struct {
+	mochi.HookBase
+	prefix  string
+	dropped atomic.Bool
+}
+
+func (h *dropAtFirstPubrec) ID() string { return "drop-at-first-pubrec" }
+
+func (h *dropAtFirstPubrec) Provides(b byte) bool { return b == mochi.OnPacketRead }
+
+func (h *dropAtFirstPubrec) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	if pk.FixedHeader.Type == packets.Pubrec && strings.HasPrefix(cl.ID, h.prefix) && h.dropped.CompareAndSwap(false, true) {
+		cl.Stop(errors.New("dropped before PUBREL"))
+		return pk, packets.ErrRejectPacket
+	}
+	return pk, nil
 }
