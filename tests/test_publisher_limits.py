@@ -38,6 +38,10 @@ def test_rate_at_the_ceiling_ends_on_its_own_with_the_verdict(stack, k6_bin, tmp
     assert "target rate not reached" in p.stdout
     if qos == "0":  # no window: the scheduler could not send that fast
         assert "generator cannot reach the target rate" in r["rate_verdict"]
+        assert r["diagnosis"]["cause"] == "generator", r["diagnosis"]
+        assert "The generator cannot reach the target rate" in r["diagnosis"]["text"]
+    else:  # the window binds first: the broker acknowledges far fewer
+        assert r["diagnosis"]["cause"] == "broker_slow_acks", r["diagnosis"]
     assert r["generator"]["max_rss_kb"] < 1024 * 1024, r["generator"]
 
 

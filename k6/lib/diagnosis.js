@@ -4,7 +4,7 @@
 // a run whose broker went away is never put down to the generator. Returns
 // { cause, text, evidence }; cause is a short id:
 //   broker_outage, broker_unreachable, broker_refused, broker_delivered_nothing,
-//   broker_lost_messages, broker_slow_acks, generator, broker_latency,
+//   broker_lost_messages, broker_slow_acks, broker_slow_reads, generator, broker_latency,
 //   no_data, none (passed), unexplained.
 
 const sum = (xs) => xs.reduce((n, x) => n + (x || 0), 0);
@@ -23,12 +23,17 @@ export function evidence(r) {
   const cpuS = g.cpu_user_s === undefined ? null : g.cpu_user_s + g.cpu_system_s;
   const wall = r.duration_s || null;
   const ratios = steps.filter((s) => s.target_rate > 0).map((s) => s.achieved_rate / s.target_rate);
-  const firstError = Object.values(r.connect || {}).map((n) => n && n.first_error).find((x) => x) || null;
+  const notes = Object.values(r.connect || {}).filter((n) => n);
+  const firstError = notes.map((n) => n.first_error || n.error).find((x) => x) || null;
+  const missedWindow = sum(steps.map((s) => s.missed_window));
   return {
     connects: c.mqtt_connects || 0,
     connect_failures: c.mqtt_connect_failures || 0,
     first_connect_error: firstError,
     disconnects: c.mqtt_disconnects || 0,
+    // Of those, the ones the generator made: the broker read nothing of a
+    // write for 2 s, so the connection was closed and redialled here.
+    write_stalls: c.mqtt_write_stalls || 0,
     reconnect_attempts: c.mqtt_reconnect_attempts || 0,
     reconnects: c.mqtt_reconnects || 0,
     outages: outages.length,
@@ -37,6 +42,12 @@ export function evidence(r) {
     outage_unrecovered: outages.filter((o) => o.end_ms === null).length,
     publishes: c.mqtt_publishes || 0,
     publish_failures: c.mqtt_publish_failures || 0,
+    rejected: c.mqtt_publish_rejected || 0,
+    missed: c.mqtt_missed_sends || 0,
+    missed_window: missedWindow,
+    // A group's connect() that the broker turned down with its connections
+    // open (a lower QoS granted, no shared subscriptions).
+    refusal: c.mqtt_connects > 0 ? notes.map((n) => n.error).find((x) => x) || null : null,
     subscribe_failures: c.mqtt_subscribe_failures || 0,
     protocol_errors: c.mqtt_protocol_errors || 0,
     receives: c.mqtt_receives || 0,
@@ -64,9 +75,18 @@ function generatorFigures(e) {
     `${e.wall_s ?? 'n/a'} s (${pct(e.generator_cpu_share)} of ${e.cores ?? '?'} cores)`;
 }
 
+// generatorShort: the generator is the limit (its scheduler missed sends,
+// or it fell short with nothing else to blame); also names the broker's
+// write stalls when there were some.
+function generatorShort(e, stalls) {
+  return ['generator', `The generator cannot reach the target rate: ${pct(e.achieved_ratio)} of it went out ` +
+    `(${e.missed - e.missed_window} messages were due more than max_lag ago and never sent), with no broker disconnect, refusal or ` +
+    `full inflight window${stalls ? `; also ${stalls}` : ''}; ${generatorFigures(e)}.`];
+}
+
 // judge picks the cause; the first rule whose evidence holds wins.
 function judge(r, e) {
-  if (e.outages > 0 || e.disconnects > 0) {
+  if (e.disconnects > e.write_stalls) {
     const open = e.outage_unrecovered > 0 ? ', and not every connection was back when the run ended' : '';
     return ['broker_outage', `The broker dropped connections: ${e.disconnects} disconnects, ${e.outages} outage(s) ` +
       `lasting ${e.outage_s} s in all with up to ${e.outage_max_down} connections down at once${open}; ` +
@@ -77,30 +97,45 @@ function judge(r, e) {
     return ['broker_unreachable', `No connection to the broker opened: all ${e.connect_failures} failed ` +
       `(${e.first_connect_error || 'no error recorded'}).`];
   }
+  if (e.refusal) {
+    return ['broker_refused', `The broker refused what the run needs, before load: ${e.refusal}`];
+  }
   // Publishes fail without a drop when the broker refuses them (reason code
   // >= 0x80), or when it never frees the inflight window (slow acks, below).
-  if (e.connect_failures > 0 || e.subscribe_failures > 0 || e.protocol_errors > 0 ||
-    (e.publish_failures > 0 && e.window_full === 0)) {
+  if (e.connect_failures > 0 || e.subscribe_failures > 0 || e.protocol_errors > 0 || e.rejected > 0 ||
+    (e.publish_failures > 0 && e.window_full === 0 && e.write_stalls === 0)) {
     return ['broker_refused', `The broker refused: ${e.connect_failures} of ${e.connects + e.connect_failures} ` +
       `connections${e.first_connect_error ? ` (${e.first_connect_error})` : ''}, ${e.subscribe_failures} subscriptions, ` +
-      `${e.protocol_errors} acks outside the QoS flow; ${e.publish_failures} publishes failed.`];
+      `${e.protocol_errors} acks outside the QoS flow, ${e.rejected} publishes (mqtt_publish_rejected); ` +
+      `${e.publish_failures} publishes failed.`];
   }
   if (e.expects_delivery && e.publishes > 0 && e.receives === 0) {
     return ['broker_delivered_nothing', `The broker took ${e.publishes} publishes and delivered none ` +
       '(an ACL, a topic mismatch or a broker that drops messages), with every connection up.'];
   }
+  // Connections closed here because the broker read none of a write for
+  // 2 s: what was lost with them is explained, and the scheduler's own
+  // misses, if any, say whether the generator was the first limit.
+  if (e.write_stalls > 0) {
+    const stalls = `${e.write_stalls} times the broker read nothing of a connection's writes for 2 s ` +
+      '(mqtt_write_stalls: closed and redialled here)';
+    if (e.missed > e.missed_window) return generatorShort(e, stalls);
+    return ['broker_slow_reads', `The broker did not read what it was sent: ${stalls}; ${pct(e.achieved_ratio)} of the ` +
+      `target rate went out, ${e.lost} messages were lost with those connections.`];
+  }
   if (e.lost > 0) {
     return ['broker_lost_messages', `The broker lost ${e.lost} of ${e.receives + e.lost} messages with no ` +
       `disconnect or refusal (inflight window full ${e.window_full} times, PUBACK p99 ${e.puback_p99_ms ?? 'n/a'} ms).`];
   }
-  if (e.window_full > 0 && ((e.achieved_ratio !== null && e.achieved_ratio < 0.95) || e.publish_failures > 0)) {
+  const short = e.achieved_ratio !== null && e.achieved_ratio < 0.95;
+  if (e.missed_window > 0 || (e.window_full > 0 && (short || e.publish_failures > 0))) {
     return ['broker_slow_acks', `The broker held back acknowledgements: the inflight window was full ` +
-      `${e.window_full} times and PUBACK p99 was ${e.puback_p99_ms ?? 'n/a'} ms: ` +
-      `${pct(e.achieved_ratio)} of the target rate went out, ${e.publish_failures} publishes failed.`];
+      `${e.window_full} times (${e.missed_window} messages waited longer than max_lag and were never sent) and ` +
+      `PUBACK p99 was ${e.puback_p99_ms ?? 'n/a'} ms: ${pct(e.achieved_ratio)} of the target rate went out, ` +
+      `${e.publish_failures} publishes failed.`];
   }
-  if (e.achieved_ratio !== null && e.achieved_ratio < 0.95) {
-    return ['generator', `The generator could not keep up: ${pct(e.achieved_ratio)} of the target rate, ` +
-      `with no disconnect, refusal or full inflight window; ${generatorFigures(e)}.`];
+  if (short || e.missed > 0) {
+    return generatorShort(e, '');
   }
   if (latencyFailed(r) && e.latency_p99_ms !== null) {
     if (e.send_lag_p99_ms !== null && e.send_lag_p99_ms >= e.latency_p99_ms / 2) {

@@ -215,11 +215,13 @@ async function openGroups(p, flows, groups, role, clients, make) {
     if (s.count > 0) {
       g = make(f, s);
       groups.push(g);
-      // A group none of whose connections opened rejects: its note keeps
-      // the error for the result's diagnosis before the run aborts.
+      // A group whose connect() rejects (no connection opened, or the
+      // broker refused what the run needs: a QoS, shared subscriptions)
+      // keeps the error in its note for the result's diagnosis; the counts
+      // are in the counters.
       const key = `connect_${role}_${f.name}`;
       mqtt.note(key, await g.connect().catch((e) => {
-        mqtt.note(key, { connected: 0, failed: s.count, first_error: String(e) });
+        mqtt.note(key, { error: String(e) });
         throw e;
       }));
     }

@@ -105,7 +105,8 @@ export function text(r) {
     '',
     `mqtt-bench ${r.scenario} on ${r.broker}: ${r.passed ? 'PASSED' : 'FAILED'}  (run ${r.run_id})`,
     `  connections   ${c.mqtt_connects} ok, ${c.mqtt_connect_failures} failed; ${c.mqtt_disconnects} disconnects, ` +
-      `${c.mqtt_reconnect_attempts} reconnect attempts, ${c.mqtt_reconnects} reconnects`,
+      `${c.mqtt_reconnect_attempts} reconnect attempts, ${c.mqtt_reconnects} reconnects` +
+      (c.mqtt_write_stalls > 0 ? ` (${c.mqtt_write_stalls} closed here: the broker read nothing for 2 s)` : ''),
     `  messages      ${c.mqtt_publishes} published, ${c.mqtt_receives} received, ${c.mqtt_lost} lost, ` +
       `${c.mqtt_duplicates} duplicates, ${c.mqtt_out_of_order} out of order, ${c.mqtt_publish_failures} failed`,
   ];

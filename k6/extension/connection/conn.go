@@ -52,7 +52,8 @@ type Conn struct {
 
 	sessionPresent atomic.Bool  // the last CONNACK's Session Present
 	sessionStarted atomic.Bool  // a CONNACK was received: reconnects resume
-	forceClean     atomic.Bool  // discardOldSession's CONNECT
+	forceClean     atomic.Bool  // endSession's CONNECT
+	stalled        atomic.Bool  // the connection was closed here: a write stalled
 	attachedAt     atomic.Int64 // when the current network connection was installed (Unix ns)
 }
 

@@ -84,6 +84,10 @@ const (
 	// DownAtClose: a connection still down was closed by its owner, so its
 	// downtime ended without a recovery (the run ended during it).
 	DownAtClose
+	// WriteStalled: the broker read nothing of a write for the flush's
+	// deadline, and the connection was closed here (then redialled): a
+	// disconnect of ours, not the broker's, and counted as one too.
+	WriteStalled
 )
 
 // Timing is a duration a Recorder keeps.

@@ -26,10 +26,14 @@ func (c *Conn) lost(nc wire, err error) {
 	}
 	c.mu.Unlock()
 	_ = nc.Close()
+	stalled := c.stalled.Swap(false)
 	if closed {
 		return
 	}
 	c.rec.Count(Disconnected, 1)
+	if stalled {
+		c.rec.Count(WriteStalled, 1)
+	}
 	c.h.OnConnectionLost(c, err)
 	if c.cfg.Reconnect {
 		c.rec.Count(Down, 1)

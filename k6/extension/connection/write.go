@@ -2,6 +2,8 @@ package connection
 
 import (
 	"context"
+	"errors"
+	"os"
 	"time"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
@@ -66,6 +68,9 @@ func (c *Conn) flushLocked() error {
 		c.wbuf = c.wbuf[:0]
 	}
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.stalled.Store(true) // lost() counts the disconnect as ours
+		}
 		_ = c.nc.Close() // the reader sees it and reconnects
 	}
 	return err

@@ -85,6 +85,8 @@ func (m *Meter) Count(e connection.Event, n int64) {
 		m.run.outages.change(n, time.Now(), false)
 	case connection.DownAtClose:
 		m.run.outages.change(-n, time.Now(), true)
+	case connection.WriteStalled:
+		m.Add(WriteStalls, n)
 	}
 }
 

@@ -47,6 +47,10 @@ const (
 	// than the phase's max_lag (the generator fell behind, or the QoS 1/2
 	// window stayed full), so never sent, never expected at the subscribers.
 	MetricMissedSends = "mqtt_missed_sends"
+	// Connections the generator closed (and redialled) because the broker
+	// read nothing of a write for 2 s: it takes less than it is offered.
+	// Each is in mqtt_disconnects too.
+	MetricWriteStalls = "mqtt_write_stalls"
 
 	MetricConnections   = "mqtt_connections"         // gauge: open connections (tag role)
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
@@ -85,6 +89,7 @@ const (
 	Resends
 	PublishRejected
 	MissedSends
+	WriteStalls
 	CounterKinds
 )
 
@@ -96,7 +101,7 @@ func CounterNames() [CounterKinds]string {
 		MetricErrors, MetricBytesSent, MetricBytesReceived, MetricReceivesSharedRead, MetricProtocolErrors,
 		MetricReconnectAttempts,
 		MetricResends,
-		MetricPublishRejected, MetricMissedSends,
+		MetricPublishRejected, MetricMissedSends, MetricWriteStalls,
 	}
 }
 
