@@ -88,8 +88,11 @@ function params(name, d) {
   // hold it for days).
   const total = plan(p).reduce((n, st) => n + env.seconds(st.duration), 0);
   const ramp = (p.publishers + p.subscribers) / p.connect_rate;
-  // What k6's progress line shows as the run's length: the ramp and the steps.
-  p.planned_s = Math.ceil(ramp + total);
+  // What k6's progress line shows as the run's length: the ramps (a
+  // payload sweep opens its publishers again for each size) and the steps.
+  const rounds = p.payloads ? p.payloads.length : 1;
+  p.planned_s = Math.ceil((p.subscribers + rounds * p.publishers) / p.connect_rate + total);
+  p.planned_steps = plan(p).length;
   if (ramp > total) {
     throw new Error(`${name}: CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
       `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}): raise CONNECT_RATE or lengthen DURATION`);
@@ -153,9 +156,13 @@ export function scenario(name, defaults, workload) {
     tags: { scenario: name, broker: p.broker },
     scenarios: {
       // The planned length (and a little for the connections), not a day,
-      // so the progress line tells the truth; the drain of the last
-      // messages (up to 120 s) and the close happen in the graceful stop.
-      [name]: { executor: 'per-vu-iterations', vus: 1, iterations: 1, maxDuration: `${p.planned_s + 10}s`, gracefulStop: '150s' },
+      // so the progress line tells the truth. The graceful stop holds what
+      // may come on top: each step's wait for its last acks (5 s), the
+      // drain of the last messages (up to 120 s) and the close.
+      [name]: {
+        executor: 'per-vu-iterations', vus: 1, iterations: 1,
+        maxDuration: `${p.planned_s + 10}s`, gracefulStop: `${150 + 5 * p.planned_steps}s`,
+      },
     },
     thresholds,
     setupTimeout: '60s',
