@@ -48,8 +48,14 @@ if [[ "$mode" == auto ]]; then
   fi
 fi
 
-stamp="$(date -u +%Y%m%dT%H%M%SZ)"
-run_id="${RUN_ID:-$scenario-$broker-$stamp}"
+# The run id: -e RUN_ID=... or RUN_ID in the environment, else the
+# scenarios' own form (<scenario>-<broker>-<time>-<random>), so that two
+# runs started in the same second never share a result file.
+run_id="${RUN_ID:-}"
+for kv in "${k6_env[@]}"; do [[ "$kv" == RUN_ID=* ]] && run_id="${kv#RUN_ID=}"; done
+if [[ -z "$run_id" ]]; then
+  run_id="$scenario-$broker-$(date -u +%Y%m%dT%H%M%S)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+fi
 mkdir -p "$ROOT/reports/raw"
 env_args=()
 for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
@@ -90,7 +96,8 @@ else
 fi
 
 # A run whose thresholds failed (k6 exit 99) is still reported.
-if [[ -f "$ROOT/reports/raw/$run_id.json" ]]; then
+# The scenario reserves the file when it starts: only a written result counts.
+if jq -e '.schema == "mqtt-bench/result/v1"' "$ROOT/reports/raw/$run_id.json" >/dev/null 2>&1; then
   sleep 2 # Telegraf's last flush
   "$ROOT/scripts/report.sh" "$run_id"
 else

@@ -1,7 +1,9 @@
 """The main job (README's first command) on the native stack, and its bad input."""
 
 import json
+import shutil
 import subprocess
+import time
 
 from conftest import ROOT
 
@@ -13,17 +15,17 @@ def bench(stack, *args):
 
 
 def test_bench_runs_a_scenario_and_writes_the_report(stack):
-    r = subprocess.run(
-        [str(ROOT / "scripts/bench.sh"), "--native", "-e", "DURATION=3s", "-e", "SCALE=0.1"],
-        env=dict(stack.env, RUN_ID="bench-test-run"),
-        text=True,
-        capture_output=True,
-        timeout=600,
-    )
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    report = ROOT / "reports/bench-test-run/report.md"
-    assert report.exists() and "Workload TPS (In + Out)" in report.read_text()
-    assert (ROOT / "reports/raw/bench-test-run.json").exists()
+    # The run id as a k6 option (-e RUN_ID=...): bench.sh reports that run.
+    run_id = f"bench-test-{time.time_ns()}"
+    r = bench(stack, "--native", "-e", "DURATION=3s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        report = ROOT / f"reports/{run_id}/report.md"
+        assert report.exists() and "Workload TPS (In + Out)" in report.read_text()
+        assert json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())["run_id"] == run_id
+    finally:
+        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
 
 
 def test_bench_rejects_bad_input_before_any_load(stack):
