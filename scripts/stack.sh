@@ -63,7 +63,9 @@ pid_of() { [[ -f "$PIDS/$1.pid" ]] && cat "$PIDS/$1.pid"; }
 
 # proc_id PID: "<start time> <executable>" of a live process. The start time
 # (field 22 of /proc/PID/stat, clock ticks after boot) survives exec and tells
-# a recycled pid apart; a binary replaced on disk reads "PATH (deleted)".
+# a recycled pid apart: it alone decides (same_process); the executable is
+# for the messages (start() may record it before the daemon's exec, on a
+# busy machine). A binary replaced on disk reads "PATH (deleted)".
 proc_id() {
   local stat exe f
   [[ "$1" =~ ^[0-9]+$ ]] || return 1
@@ -72,6 +74,9 @@ proc_id() {
   exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
   printf '%s %s\n' "${f[19]}" "${exe% (deleted)}"
 }
+
+# same_process ID ID: two proc_id records name one process (same start time).
+same_process() { [[ -n "$1" && "${1%% *}" == "${2%% *}" ]]; }
 
 # ours NAME: succeeds, with PID set, when NAME's pid file names the very
 # process start() began. Otherwise fails, with WHY saying what is wrong (empty
@@ -87,7 +92,7 @@ ours() {
   if [[ -z "$want" ]]; then
     WHY="$name: pid $p in $PIDS/$name.pid has no record of the process it named ($PIDS/$name.id): pid $p (${have#* }) is not signalled (if it is the stack's, from an older stack.sh, stop it yourself: kill $p)"
     return 1
-  elif [[ "$have" != "$want" ]]; then
+  elif ! same_process "$have" "$want"; then
     WHY="$name: pid $p in $PIDS/$name.pid is now another process (${have#* }, start time ${have%% *}; recorded: ${want#* }, start time ${want%% *}): it is not signalled"
     return 1
   fi
@@ -142,10 +147,10 @@ stop() {
   for ((i = 0; i < 100; i++)); do
     stat=$(cat "/proc/$p/stat" 2>/dev/null) || break
     [[ "${stat##*) }" == Z* ]] && break
-    if have=$(proc_id "$p"); then [[ "$have" == "$want" ]] || break; fi
+    if have=$(proc_id "$p"); then same_process "$have" "$want" || break; fi
     sleep 0.1
   done
-  [[ "$(proc_id "$p" 2>/dev/null)" == "$want" ]] && kill -KILL "$p" 2>/dev/null
+  same_process "$(proc_id "$p" 2>/dev/null)" "$want" && kill -KILL "$p" 2>/dev/null
   forget "$name"
 }
 

@@ -101,6 +101,18 @@ def test_down_stops_the_process_its_record_names(tmp_path, sleeper):
     assert "stopped: node_exporter" in r.stderr
 
 
+def test_down_stops_a_process_recorded_before_its_exec(tmp_path, sleeper):
+    # On a busy machine start() may record the shell's executable before the
+    # daemon's exec: the start time, which survives exec, is what decides.
+    s = Stack(tmp_path / "st")
+    ours = sleeper()
+    start, _ = identity(ours.pid)
+    plant(s.state, "node_exporter", ours.pid, (start, "/usr/bin/setsid"))
+    r = s.run("down", check=False)
+    assert r.returncode == 0, r.stderr
+    assert ours.wait(timeout=15) == -15, "down must stop the process it started"
+
+
 def test_status_reports_a_stale_pid_file(tmp_path, sleeper):
     s = Stack(tmp_path / "st")
     other = sleeper()
