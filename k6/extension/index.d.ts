@@ -287,8 +287,9 @@ export declare function timeline(): Array<{
 /**
  * Windows in which connections were down, process-wide: one opens when a
  * connection is lost with its reconnect pending and none was down, and ends
- * when every one is back; end_ms is null when the connections were closed
- * (the run ended) before that.
+ * when every one is back; end_ms is null when the connections still down
+ * were closed before that (the run ended, or a payload sweep's publishers
+ * were replaced, during it).
  */
 export declare function outages(): Array<{ start_ms: number; end_ms: number | null; duration_s: number; max_down: number }>;
 

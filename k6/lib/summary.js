@@ -85,7 +85,7 @@ export function result(data, p, flows) {
     delivery: collect('delivery_', notes),
     steps: notes.steps || [],
     // Windows in which connections were down (first lost → all back):
-    // [{ start_ms, end_ms (null: the run ended during it), duration_s, max_down }].
+    // [{ start_ms, end_ms (null: closed while down, e.g. the run ended), duration_s, max_down }].
     outages: mqtt.outages(),
     without_samples: noData,
     rate_verdict: rateVerdict(st.counters, notes.steps || []),
@@ -129,7 +129,7 @@ export function text(r) {
   }
   for (const o of r.outages || []) {
     lines.push(`  outage        ${new Date(o.start_ms).toISOString()}: ${fmt(o.duration_s)} s, up to ${o.max_down} ` +
-      `connections down${o.end_ms === null ? ', not over when the run ended' : ''}`);
+      `connections down${o.end_ms === null ? ', closed while still down' : ''}`);
   }
   for (const [t, ok] of Object.entries(r.thresholds)) {
     const none = !ok && (r.without_samples || []).includes(t.split(/[{ ]/)[0]) ? ' (no samples)' : '';

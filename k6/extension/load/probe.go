@@ -113,6 +113,9 @@ func (g *SubscriberGroup) probeShared(filter, tail string) error {
 		if !c.Up() {
 			return fmt.Errorf("the broker at %s closed the shared-subscription probe's connection after it published to %q", cfg.Addr, topic)
 		}
+		if g.ctx.Err() != nil { // the test is ending, not the broker failing the probe
+			return fmt.Errorf("the shared-subscription probe of %q stopped: %w", filter, g.ctx.Err())
+		}
 		if ctx.Err() != nil {
 			version, fix := "MQTT 3.1.1", "use MQTT 5 or a workload without shared subscriptions"
 			if cfg.Version == codec.V5 {
