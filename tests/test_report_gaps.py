@@ -129,7 +129,7 @@ def test_result_files_without_outages_say_so(gap_run):
         assert "Broker outages: not recorded" in gap_run["md"]
 
 
-def test_gap_rule():
+def test_silence_longer_than_two_intervals_is_a_gap():
     s = 1_000_000
     regular = [s + 1000 * i for i in range(1, 20)]
     assert gaps.interval_ms(regular, 5000) == 1000

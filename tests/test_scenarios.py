@@ -227,7 +227,7 @@ def test_invalid_parameter_stops_before_any_connection(k6_bin, tmp_path, connect
     assert connection_counter.accepted == []
 
 
-def test_invalid_parameter_table_is_large_enough():
+def test_bad_input_table_covers_at_least_30_inputs():
     # Bad input is where new users meet the tool: keep the table broad.
     params = test_invalid_parameter_stops_before_any_connection.pytestmark[0].args[1]
     assert len(params) >= 30
