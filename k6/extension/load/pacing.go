@@ -160,20 +160,26 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 	return r
 }
 
-// shortfallCause names why a phase fell short, from the evidence at hand:
-// connections that were down come first (messages with no connection to
-// go out on are the broker's outage, not the generator's speed), then acks
-// the broker held back; only without either is it the generator's pace.
+// shortfallCause names why a phase fell short, from the evidence at hand,
+// in the order of the result's diagnosis (k6/lib/diagnosis.js): messages
+// with no connection to go out on while the scheduler kept pace are the
+// broker's outage; messages the scheduler itself got to too late are the
+// generator's limit (a connection it closed on a stalled write is not an
+// outage of the broker's); then acks the broker held back.
 func (g *PublisherGroup) shortfallCause(r PhaseResult, start time.Time) string {
-	if n := g.group.run.outagesSince(start); n > 0 || r.Failed > 0 {
+	late := r.Missed - r.MissedWindow
+	if n := g.group.run.outagesSince(start); (n > 0 || r.Failed > 0) && late == 0 {
 		return fmt.Sprintf("%d messages had no open connection to go out on (%d outage(s) during the phase; "+
 			"connections the broker refused or dropped: see mqtt_connect_failures, mqtt_disconnects, "+
 			"mqtt_connections_down), not the generator's pace", r.Failed, n)
 	}
-	if r.WindowFull > 0 {
-		return fmt.Sprintf("the broker held back acknowledgements (inflight window full %d times)", r.WindowFull)
+	if late > 0 || (r.WindowFull == 0 && r.MissedWindow == 0) {
+		return fmt.Sprintf("the generator could not keep up: it cannot reach the target rate (%d messages due more "+
+			"than max_lag ago were never sent, mqtt_missed_sends; CPU-bound: see mqtt_send_lag); "+
+			"add generator processes or lower the rate", late)
 	}
-	return "the generator could not keep up (CPU-bound: see mqtt_send_lag); add generator processes or lower the rate"
+	return fmt.Sprintf("the broker held back acknowledgements (inflight window full %d times, %d messages "+
+		"never sent)", r.WindowFull, r.MissedWindow)
 }
 
 // sleepCtx sleeps for d, or until ctx is done.
