@@ -48,6 +48,7 @@ type Conn struct {
 	sharedSubs atomic.Int32  // CONNACK's Shared Subscription Available; -1: not announced
 	keepAlive  atomic.Uint32 // effective keep-alive (the broker may override it)
 	lastWrite  atomic.Int64
+	wdeadline  int64 // the write deadline on nc (Unix ns), 0 = none; c.mu
 	up         atomic.Bool
 
 	sessionPresent atomic.Bool  // the last CONNACK's Session Present
@@ -122,6 +123,7 @@ func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
 		// exactly-once check would otherwise swallow.
 		c.inQoS2 = nil
 	}
+	c.wdeadline = 0               // a new socket has none
 	c.attachedAt.Store(nowNano()) // before up: whoever sees up writes after it
 	c.up.Store(true)
 	c.rec.Open(1)

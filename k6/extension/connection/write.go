@@ -38,21 +38,34 @@ func (c *Conn) Flush() error {
 	return c.flushLocked()
 }
 
-// FlushWithin is Flush that gives up after d: a broker that reads nothing
-// for that long gets its connection closed (and redialled, when
+// FlushWithin is Flush that gives up after d/2 to d: a broker that reads
+// nothing for that long gets its connection closed (and redialled, when
 // configured), instead of holding the writer, and whoever waits for the
-// connection's lock (Close), for as long as it likes.
+// connection's lock (Close), for as long as it likes. Moving a deadline is
+// a timer operation, and a publisher flushes thousands of times a second:
+// the deadline moves only when less than d/2 of it is left.
 func (c *Conn) FlushWithin(d time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if nc := c.nc; nc != nil && len(c.wbuf) > 0 {
-		_ = nc.SetWriteDeadline(time.Now().Add(d))
-		defer func() { _ = nc.SetWriteDeadline(time.Time{}) }()
+		if now := nowNano(); c.wdeadline-now < int64(d)/2 {
+			c.wdeadline = now + int64(d)
+			_ = nc.SetWriteDeadline(time.Unix(0, c.wdeadline))
+		}
 	}
-	return c.flushLocked()
+	return c.writeLocked()
 }
 
+// flushLocked writes without a deadline (dropping one FlushWithin left).
 func (c *Conn) flushLocked() error {
+	if c.wdeadline != 0 && c.nc != nil && len(c.wbuf) > 0 {
+		_ = c.nc.SetWriteDeadline(time.Time{})
+		c.wdeadline = 0
+	}
+	return c.writeLocked()
+}
+
+func (c *Conn) writeLocked() error {
 	if len(c.wbuf) == 0 {
 		return nil
 	}

@@ -51,8 +51,8 @@ const (
 // waits stays bounded.
 const DefaultMaxLag = time.Second
 
-// writeTimeout bounds one flush: a broker that reads none of it for this
-// long has the connection closed (and redialled) rather than stall the
+// writeTimeout bounds one flush: a broker that reads none of it for half
+// this to this long (Conn.FlushWithin) has the connection closed (and redialled) rather than stall the
 // whole phase past its end, or a stop past a few seconds. Its messages then
 // count as lost at the subscribers (QoS 0) or failed (QoS 1/2).
 const writeTimeout = 2 * time.Second
