@@ -120,7 +120,7 @@ func (c *Conn) Close() {
 		} else {
 			c.wbuf = codec.AppendDisconnect(c.wbuf, 0)
 		}
-		_ = c.flushLocked()
+		_ = c.writeLocked() // under the deadline just set (flushLocked would drop it)
 		_ = nc.Close()
 	}
 	c.mu.Unlock()
