@@ -86,13 +86,14 @@ function params(name, d) {
   }
   // The connection ramp must end within the run (CONNECT_RATE=0.001 would
   // hold it for days).
-  const total = plan(p).reduce((n, st) => n + env.seconds(st.duration), 0);
+  const steps = plan(p);
+  const total = steps.reduce((n, st) => n + env.seconds(st.duration), 0);
   const ramp = (p.publishers + p.subscribers) / p.connect_rate;
   // What k6's progress line shows as the run's length: the ramps (a
   // payload sweep opens its publishers again for each size) and the steps.
   const rounds = p.payloads ? p.payloads.length : 1;
   p.planned_s = Math.ceil((p.subscribers + rounds * p.publishers) / p.connect_rate + total);
-  p.planned_steps = plan(p).length;
+  p.planned_steps = steps.length;
   if (ramp > total) {
     throw new Error(`${name}: CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
       `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}): raise CONNECT_RATE or lengthen DURATION`);
