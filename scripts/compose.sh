@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Helpers around compose.yaml.
-#   scripts/compose.sh init       generate the secrets into .env.local (once)
+#   scripts/compose.sh secret NAME  print a secret the stack generated on its
+#                                 first `up` (influx_token,
+#                                 grafana_admin_password, ...)
 #   scripts/compose.sh check      validate compose.yaml for every broker profile
 #                                 (needs no Docker engine: the compose plugin
 #                                 built by scripts/setup.sh)
@@ -14,23 +16,23 @@ set -euo pipefail
 compose() {
   local bin=(docker compose)
   [[ -x "$(compose_bin)" ]] && bin=("$(compose_bin)")
-  "${bin[@]}" --project-directory "$ROOT" -f "$ROOT/compose.yaml" "$@"
+  "${bin[@]}" --project-directory "$ROOT" "$@"
 }
 
 case "${1:-}" in
-  init)
-    ensure_secrets
-    log "secrets in $ROOT/.env.local (git-ignored): Grafana user admin, password GRAFANA_ADMIN_PASSWORD"
+  secret)
+    [[ "${2:-}" =~ ^[a-z_]+$ ]] || die "usage: scripts/compose.sh secret NAME (influx_token, grafana_admin_password, ...)"
+    compose_secret "$2"
     ;;
   check)
-    ensure_secrets
     for profile in mosquitto emqx nanomq vernemq k6; do
       compose --profile "$profile" config -q || die "compose.yaml is invalid for profile $profile"
       log "compose config ok: profile $profile"
     done
     ;;
   smoke)
-    ensure_secrets
+    INFLUX_TOKEN=$(compose_secret influx_token)
+    GRAFANA_ADMIN_PASSWORD=$(compose_secret grafana_admin_password)
     # Secrets reach curl in header files, never in argv (lib.sh: influx_curl).
     n=$(influx_curl -fsS "http://127.0.0.1:$INFLUXDB_PORT/api/v2/query?org=$INFLUXDB_ORG" \
           -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' \
@@ -45,5 +47,5 @@ case "${1:-}" in
       die "Grafana does not serve the provisioned dashboards (found: $found)"
     log "Grafana serves: $found"
     ;;
-  *) echo "usage: scripts/compose.sh init|check|smoke" >&2; exit 2 ;;
+  *) echo "usage: scripts/compose.sh secret NAME|check|smoke" >&2; exit 2 ;;
 esac

@@ -80,25 +80,19 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   cp -r "$dir" "$2"; chmod -R u+w "$2"
 }
 
-# ensure_secrets generates the secrets on first use into .env.local
-# (git-ignored), under the names each consumer reads: the native stack and
-# Telegraf (INFLUX_TOKEN), and the images' own variables under compose.
-# An entry that is there but empty (INFLUX_TOKEN=) is filled in, keeping every
-# other line: an empty token or password would otherwise be used as is.
+# ensure_secrets generates the native stack's secrets on first use into
+# .env.local (git-ignored): InfluxDB's token, which Telegraf and the reports
+# read too, and its admin password. (The compose stack generates its own, in
+# its secrets volume: scripts/init/secrets.sh.) An entry that is there but
+# empty (INFLUX_TOKEN=) is filled in, keeping every other line: an empty
+# token or password would otherwise be used as is.
 # Values pass through files and builtins only, never a command's argv.
 ensure_secrets() {
   local f="$ROOT/.env.local" group name value line v
   touch "$f"
   chmod 600 "$f"
   # Each entry: the names that share one secret.
-  local groups=(
-    "INFLUX_TOKEN DOCKER_INFLUXDB_INIT_ADMIN_TOKEN"
-    "INFLUXDB_ADMIN_PASSWORD DOCKER_INFLUXDB_INIT_PASSWORD"
-    "GRAFANA_ADMIN_PASSWORD GF_SECURITY_ADMIN_PASSWORD"
-    "EMQX_DASHBOARD__DEFAULT_PASSWORD"
-    "EMQX_NODE__COOKIE"
-    "NANOMQ_HTTP_SERVER_PASSWORD NANOMQ_HTTP_PASSWORD"
-  )
+  local groups=("INFLUX_TOKEN" "INFLUXDB_ADMIN_PASSWORD")
   local -A have=() empty=()  # name -> its first non-empty value; names with an empty entry
   while IFS= read -r line || [[ -n "$line" ]]; do
     [[ "$line" =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || continue
@@ -138,6 +132,15 @@ ensure_secrets() {
   # shellcheck source=/dev/null # generated secrets, not in the repo
   . "$f"
   set +a
+}
+
+# compose_secret NAME: prints a secret the compose stack's init service
+# generated (in the `secrets` volume): influx_token, grafana_admin_password,
+# influxdb_admin_password, emqx_dashboard_password, nanomq_http_password.
+compose_secret() {
+  local dc=(docker compose)
+  [[ -x "$(compose_bin)" ]] && dc=("$(compose_bin)")
+  "${dc[@]}" --project-directory "$ROOT" run --rm --no-deps -T --entrypoint cat init "/run/secrets/mqtt-bench/$1"
 }
 
 # influx_curl ARGS...: curl with INFLUX_TOKEN's Authorization header read from

@@ -169,40 +169,15 @@ wait_for() {
 
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$1"; }
 
-# The token and password reach InfluxDB through jq's env and curl's header
-# file (lib.sh: influx_curl), never through argv.
+# The one initialisation path of both stacks (compose runs it in its `init`
+# service). The token and password reach it as files (process substitution),
+# never through argv.
 influx_setup() {
-  local url="http://127.0.0.1:$INFLUXDB_PORT" allowed
-  allowed=$(curl -fsS "$url/api/v2/setup" | jq -r .allowed)
-  if [[ "$allowed" == "true" ]]; then
-    local secs
-    secs=$(retention_seconds "$INFLUXDB_RETENTION")
-    jq -n --arg org "$INFLUXDB_ORG" --arg bucket "$INFLUXDB_BUCKET" --argjson ret "$secs" \
-       '{username:"admin", password:env.INFLUXDB_ADMIN_PASSWORD, org:$org, bucket:$bucket, token:env.INFLUX_TOKEN, retentionPeriodSeconds:$ret}' |
-      curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' --data @- "$url/api/v2/setup" ||
-      die "InfluxDB first-run setup failed (see $LOGS/influxd.log)"
-    # InfluxQL (and Grafana's InfluxQL panels) read the bucket as database/autogen.
-    local bucket_id org_id
-    bucket_id=$(influx_curl -fsS "$url/api/v2/buckets?name=$INFLUXDB_BUCKET" | jq -r '.buckets[0].id')
-    org_id=$(influx_curl -fsS "$url/api/v2/orgs?org=$INFLUXDB_ORG" | jq -r '.orgs[0].id')
-    jq -n --arg b "$bucket_id" --arg o "$org_id" --arg db "$INFLUXDB_BUCKET" \
-       '{bucketID:$b, orgID:$o, database:$db, retention_policy:"autogen", default:true}' |
-      influx_curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' \
-        --data @- "$url/api/v2/dbrps" || die "InfluxDB DBRP mapping failed"
-    log "InfluxDB set up: org $INFLUXDB_ORG, bucket $INFLUXDB_BUCKET (retention $INFLUXDB_RETENTION)"
-  fi
-  influx_curl -fsS -o /dev/null "$url/api/v2/buckets?name=$INFLUXDB_BUCKET" ||
-    die "the InfluxDB in $STATE/influxdb was set up with another token than INFLUX_TOKEN in .env.local: restore that token, or remove $STATE/influxdb to start afresh"
-}
-
-retention_seconds() {
-  local v="$1" n="${1%[smhdw]}"
-  case "$v" in
-    0|infinite) echo 0 ;;
-    *s) echo "$n" ;; *m) echo $((n * 60)) ;; *h) echo $((n * 3600)) ;;
-    *d) echo $((n * 86400)) ;; *w) echo $((n * 604800)) ;;
-    *) die "INFLUXDB_RETENTION must look like 30d, 12h or 0 (infinite), got '$v'" ;;
-  esac
+  INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" \
+    INFLUX_TOKEN_FILE=<(printf '%s\n' "$INFLUX_TOKEN") \
+    INFLUXDB_ADMIN_PASSWORD_FILE=<(printf '%s\n' "$INFLUXDB_ADMIN_PASSWORD") \
+    "$ROOT/scripts/init/influxdb.sh" >&2 ||
+    die "InfluxDB setup failed (log: $LOGS/influxd.log); a token mismatch means: restore INFLUX_TOKEN in .env.local, or remove $STATE/influxdb to start afresh"
 }
 
 # One function per service: what up, start and restart run.

@@ -25,19 +25,30 @@ def compose(*args):
     )
 
 
-@pytest.fixture(scope="module")
-def env_local():
-    subprocess.run([str(ROOT / "scripts/compose.sh"), "init"], check=True, capture_output=True)
-
-
 @pytest.mark.parametrize("profile", BROKERS + ["k6"])
-def test_compose_config_is_valid(env_local, profile):
+def test_compose_config_is_valid(profile):
     r = compose("--profile", profile, "config", "-q")
     assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("broker", BROKERS)
-def test_broker_profile_structure(env_local, broker):
+def test_secrets_are_files_generated_by_init_never_environment(broker):
+    services = json.loads(compose("--profile", broker, "config", "--format", "json").stdout)["services"]
+    for name, svc in services.items():
+        # No service is given a secret's value, nor needs a file made before `up`.
+        for key in svc.get("environment") or {}:
+            assert not re.search(r"PASSWORD$|TOKEN$|COOKIE$", key), f"{name}: {key} in the environment"
+        for f in svc.get("env_file", []) or []:
+            assert f["path"].endswith(".env") or f.get("required") is False, f"{name} requires {f['path']}"
+        mounts = [v for v in svc.get("volumes", []) if v.get("source") == "secrets"]
+        if mounts and name != "init":
+            assert all(v.get("read_only") for v in mounts), name
+            assert svc["depends_on"]["init"]["condition"] == "service_completed_successfully", name
+    assert services["init"]["depends_on"]["influxdb"]["condition"] == "service_healthy"
+
+
+@pytest.mark.parametrize("broker", BROKERS)
+def test_broker_profile_structure(broker):
     r = compose("--profile", broker, "config", "--format", "json")
     assert r.returncode == 0, r.stderr
     services = json.loads(r.stdout)["services"]
@@ -52,7 +63,7 @@ def test_broker_profile_structure(env_local, broker):
     assert limits[broker] == (2.0, 4 * 1024**3)
     tel = services[f"telegraf-{broker}"]
     assert tel["depends_on"][broker]["condition"] == "service_healthy"
-    assert tel["depends_on"]["influxdb"]["condition"] == "service_healthy"
+    assert tel["depends_on"]["init"]["condition"] == "service_completed_successfully"
     for name, svc in services.items():
         image = svc.get("image", "")
         assert re.search(r":[\w.\-]+$", image) and not image.endswith(":latest"), f"{name}: unpinned image {image}"
@@ -61,7 +72,7 @@ def test_broker_profile_structure(env_local, broker):
         for vol in svc.get("volumes", []):
             if vol["type"] == "bind" and vol["source"].startswith(str(ROOT)):
                 assert Path(vol["source"]).exists(), f"{name} mounts missing {vol['source']}"
-        if "healthcheck" not in svc and name != "k6":
+        if "healthcheck" not in svc and name not in ("k6", "init"):  # k6 and init run once
             raise AssertionError(f"{name} has no healthcheck")
 
 

@@ -43,7 +43,8 @@ class Influx:
         if not token:
             raise MissingData(
                 "INFLUX_TOKEN is not set, so host and broker metrics are missing: "
-                "scripts/stack.sh up (or scripts/compose.sh init) writes it to .env.local"
+                "scripts/stack.sh up writes it to .env.local; under compose: "
+                "INFLUX_TOKEN=$(scripts/compose.sh secret influx_token)"
             )
         self.url, self.org, self.bucket = url, org, bucket
         self.client = InfluxDBClient(url=url, token=token, org=org, timeout=30_000)
