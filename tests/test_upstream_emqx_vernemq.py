@@ -1,0 +1,386 @@
+"""Our EMQX and VerneMQ configuration agrees with each broker's upstream
+source at the pinned versions. Neither broker can run here, so the facts were
+read in the source (see "Verified against upstream" in brokers/emqx/README.md
+and brokers/vernemq/README.md); each is written down below with its citation
+and checked against our files, offline. A version bump in .env fails
+test_the_verified_versions_are_the_pinned_images until they are read again."""
+
+import fnmatch
+import re
+from urllib.parse import urlsplit
+
+import pytest
+
+import broker_facts
+from conftest import ROOT
+
+# The sources read (repository, tag or commit).
+EMQX = "emqx/emqx v5.8.6 (b895cdcd8cbc34c5f8fc5ea8b948cd2c40bba0fc)"
+HOCON = "emqx/hocon 0.43.4 (3f663c7a92ba3dc7043034588cb86e395d2ea18d)"
+DOCKER_VMQ = "vernemq/docker-vernemq 31299afd47c8fd26c241c6939a5d329f63b5c26c (VERNEMQ_VERSION 2.1.1)"
+VMQ = "vernemq/vernemq 2.1.1 (91c971a372b654f6cc2d633033c06eecaee06d11)"
+CUTTLEFISH = "Kyorai/cuttlefish v3.4.0 (a48eab9b0b5ff3073b89ba3d5429d7a17dfe18e4)"
+
+VERIFIED_IMAGES = {"EMQX_IMAGE": "emqx/emqx:5.8.6", "VERNEMQ_IMAGE": "vernemq/vernemq:2.1.1"}
+
+
+# ---- our files -------------------------------------------------------------
+
+
+def env_file(name):
+    """KEY=value lines of brokers/<name>/<name>.env, in order."""
+    pairs = []
+    for line in (ROOT / f"brokers/{name}/{name}.env").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            pairs.append((key, value))
+    return pairs
+
+
+def compose_service(name):
+    """The text of one service of compose.yaml (no YAML parser in the deps)."""
+    text = (ROOT / "compose.yaml").read_text()
+    m = re.search(rf"^  {re.escape(name)}:\n(.*?)(?=^  \S|^\S|\Z)", text, re.M | re.S)
+    assert m, f"no service {name} in compose.yaml"
+    return m.group(1)
+
+
+# ---- how each image turns variables into configuration --------------------
+
+
+def emqx_path(var):
+    """EMQX_FOO__BAR -> foo.bar: prefix EMQX_ (bin/emqx exports
+    HOCON_ENV_OVERRIDE_PREFIX=EMQX_), lower-cased, split at `__`, empty parts
+    dropped (hocon_tconf:env_name_to_path)."""
+    assert var.startswith("EMQX_"), var
+    return ".".join(p for p in var.removeprefix("EMQX_").lower().split("__") if p)
+
+
+VMQ_NOT_CONF = ("DISCOVERY_NODE", "KUBERNETES", "SWARM", "COMPOSE", "DOCKER_VERNEMQ_USER")
+
+
+def vernemq_conf_line(var, value):
+    """The vernemq.conf line the image's start script writes for one variable,
+    or None: `env | grep DOCKER_VERNEMQ | grep -v ... | cut -c 16- | awk
+    (lower-case the leading [A-Z0-9_]*) | sed 's/__/./g'` (bin/vernemq.sh)."""
+    line = f"{var}={value}"
+    if "DOCKER_VERNEMQ" not in line or any(s in line for s in VMQ_NOT_CONF):
+        return None
+    line = line[15:]
+    n = re.match(r"[A-Z0-9_]*", line).end()
+    return (line[:n].lower() + line[n:]).replace("__", ".")
+
+
+# ---- validators for the value types of the upstream schemas ----------------
+
+
+def integer(lo=None, hi=None, infinity=False):
+    def check(v):
+        if infinity and v == "infinity":
+            return True
+        if not re.fullmatch(r"-?\d+", v):
+            return False
+        return (lo is None or int(v) >= lo) and (hi is None or int(v) <= hi)
+
+    return check
+
+
+def one_of(*values):
+    return lambda v: v in values
+
+
+def size(max_bytes):
+    units = {"": 1, "B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+
+    def check(v):
+        m = re.fullmatch(r"(\d+)(B|KB|MB|GB)?", v)
+        return bool(m) and int(m.group(1)) * units[m.group(2) or ""] <= max_bytes
+
+    return check
+
+
+def ip_port(v):
+    return bool(re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}:\d{1,5}", v))
+
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+SCHEMA = f"{EMQX} apps/emqx/src/emqx_schema.erl"
+CONF_SCHEMA = f"{EMQX} apps/emqx_conf/src/emqx_conf_schema.erl"
+
+# EMQX 5.8.6 settings we set: path -> (value check, default, citation).
+EMQX_SETTINGS = {
+    "node.name": (lambda v: bool(re.fullmatch(r"[\w.-]+@[\w.-]+", v)), "emqx@127.0.0.1", CONF_SCHEMA),
+    "mqtt.max_inflight": (integer(1, 65535), "32", SCHEMA),
+    "mqtt.max_mqueue_len": (integer(0, infinity=True), "1000", SCHEMA),
+    "mqtt.max_awaiting_rel": (integer(0, infinity=True), "100", SCHEMA),
+    # validate_max_packet_size: at most 268435455; convert_max_packet_size maps "256MB" to it.
+    "mqtt.max_packet_size": (lambda v: v == "256MB" or size(268435455)(v), "1MB", SCHEMA),
+    "force_shutdown.max_mailbox_size": (integer(0), "1000", SCHEMA),
+    # validate_heap_size: at most 128 GB.
+    "force_shutdown.max_heap_size": (size(128 * 1024**3), "32MB", SCHEMA),
+    # emqx_listeners:default_max_conn() -> <<"infinity">>.
+    "listeners.tcp.default.max_connections": (integer(1, infinity=True), "infinity", SCHEMA),
+    "listeners.ssl.default.enable": (one_of("true", "false"), "true", SCHEMA),
+    "listeners.ws.default.enable": (one_of("true", "false"), "true", SCHEMA),
+    "listeners.wss.default.enable": (one_of("true", "false"), "true", SCHEMA),
+    "prometheus.enable_basic_auth": (
+        one_of("true", "false"),
+        "false",
+        f"{EMQX} apps/emqx_prometheus/src/emqx_prometheus_schema.erl (true from 6.3.0, commit fdc5590f41)",
+    ),
+    "log.console.level": (one_of(*LOG_LEVELS), "warning", CONF_SCHEMA),
+}
+
+VMQ_SCHEMA = f"{VMQ} apps/vmq_server/priv/vmq_server.schema"
+VMQ_VARS = f"{VMQ} vars.config"
+VM_SCHEMA = f"{CUTTLEFISH} priv/erlang_vm.schema (vm.args of the image wins: {DOCKER_VMQ} files/vm.args)"
+
+# vernemq.conf keys we set: key -> (value check, default, citation).
+VMQ_SETTINGS = {
+    "nodename": (lambda v: bool(re.fullmatch(r"[\w.-]+", v)), "VerneMQ@<container ip>", f"{DOCKER_VMQ} bin/vernemq.sh"),
+    "erlang.max_ports": (integer(1024, 134217727), "512000", VM_SCHEMA),
+    "erlang.process_limit": (integer(1024, 134217727), "512000", VM_SCHEMA),
+    "allow_anonymous": (one_of("on", "off"), "off", VMQ_SCHEMA),
+    # No default: a commented example (mqtt_default_ip/port); the start script adds <container ip>:1883.
+    "listener.tcp.default": (ip_port, "127.0.0.1:1883", f"{VMQ_SCHEMA} ({{commented, ...}}), {VMQ_VARS}"),
+    "listener.tcp.allowed_protocol_versions": (
+        lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
+        "3,4,5,131",
+        VMQ_SCHEMA,
+    ),
+    "listener.max_connections": (integer(infinity=True), "10000", VMQ_VARS),
+    "listener.nr_of_acceptors": (integer(1), "10", VMQ_VARS),
+    "max_inflight_messages": (integer(0), "20", VMQ_SCHEMA),
+    "max_online_messages": (integer(-1), "1000", VMQ_SCHEMA),
+    "max_offline_messages": (integer(-1), "1000", VMQ_SCHEMA),
+    # filter_subscribers/2 clauses in apps/vmq_server/src/vmq_shared_subscriptions.erl.
+    "shared_subscription_policy": (
+        one_of("prefer_local", "local_only", "random", "prefer_online_before_local"),
+        "prefer_local",
+        VMQ_SCHEMA,
+    ),
+    "log.console.level": (one_of(*LOG_LEVELS), "info", f"{VMQ} files/vmq.schema"),
+}
+
+# Series the Prometheus endpoints expose under these names (a sample).
+EMQX_SERIES = {
+    "emqx_connections_count", "emqx_connections_max", "emqx_live_connections_count", "emqx_live_connections_max",
+    "emqx_messages_received", "emqx_messages_sent", "emqx_messages_dropped", "emqx_packets_received",
+    "emqx_packets_sent", "emqx_subscriptions_count", "emqx_vm_cpu_use", "emqx_vm_used_memory",
+    "emqx_client_connected", "emqx_delivery_dropped_queue_full", "emqx_session_created",
+}  # fmt: skip
+EMQX_SERIES_SOURCE = (
+    f"{EMQX} apps/emqx_prometheus/src/emqx_prometheus.erl (stats_metric_meta, message_metric_meta, ...)"
+)
+VMQ_SERIES = {
+    "active_mqtt_connections", "mqtt_publish_received", "mqtt_publish_sent", "mqtt_connect_received",
+    "mqtt_subscribe_received", "mqtt_puback_received", "mqtt_puback_sent", "queue_message_drop", "queue_message_in",
+    "queue_message_out", "socket_open", "socket_close", "system_process_count", "system_run_queue",
+    "vm_memory_total", "router_subscriptions", "router_matches_local",
+}  # fmt: skip
+VMQ_SERIES_SOURCE = f"{VMQ} apps/vmq_server/src/vmq_metrics.erl (m/5: the 4th argument is the exposed name)"
+
+
+# ---- the facts ---------------------------------------------------------------
+
+
+def emqx_variables_name_settings_of_the_pinned_version():
+    for var, value in env_file("emqx"):
+        path = emqx_path(var)
+        assert path in EMQX_SETTINGS, f"{var}: {path} is not a setting read from {EMQX}"
+        check, _, source = EMQX_SETTINGS[path]
+        assert check(value), f"{var}={value}: not a valid {path} ({source})"
+        # Values are parsed as HOCON literals (hocon_tconf:parse_env): keep them plain.
+        assert re.fullmatch(r"[\w.@:-]+", value), f"{var}={value}: HOCON would parse it"
+
+
+def emqx_secrets_are_exported_by_a_wrapper_not_listed_in_the_env_file():
+    names = {k for k, _ in env_file("emqx")}
+    assert not names & {"EMQX_DASHBOARD__DEFAULT_PASSWORD", "EMQX_NODE__COOKIE"}
+    # The image's entrypoint reads no *_FILE; neither field takes file:// (plain binary()/string()).
+    block = compose_service("emqx")
+    assert "EMQX_DASHBOARD__DEFAULT_PASSWORD=emqx_dashboard_password" in block
+    assert "EMQX_NODE__COOKIE=emqx_node_cookie" in block
+
+
+def emqx_generated_secrets_are_plain_alphanumerics():
+    # parse_env reads values as HOCON (`//` starts a comment, `${` a substitution),
+    # and bin/emqx passes the cookie unquoted in ERL_FLAGS (-setcookie $COOKIE).
+    makers = [p for p in (ROOT / "scripts/init/secrets.sh", ROOT / "scripts/lib.sh") if p.exists()]
+    makers = [p for p in makers if "emqx" in p.read_text().lower()]
+    assert makers
+    for p in makers:
+        assert "base64 | tr -d '/+=" in p.read_text(), f"{p}: emqx secrets must be [A-Za-z0-9]"
+
+
+def emqx_node_name_is_kept_by_the_images_entrypoint():
+    # docker-entrypoint.sh derives EMQX_NODE_NAME from `hostname -i` only when
+    # neither EMQX_NODE_NAME nor EMQX_NODE__NAME is set.
+    assert dict(env_file("emqx"))["EMQX_NODE__NAME"] == "emqx@127.0.0.1"
+
+
+def emqx_compose_runs_the_images_entrypoint_and_command():
+    block = compose_service("emqx")
+    if "entrypoint:" in block:  # compose then drops the image's CMD: it must be restated
+        assert "/usr/bin/docker-entrypoint.sh" in block
+        assert re.search(r'command:\s*\[\s*"?/opt/emqx/bin/emqx"?,\s*"?foreground"?\s*\]', block)
+
+
+def emqx_healthcheck_is_the_release_script():
+    # /opt/emqx/bin/emqx ctl status: exit 0 only when the node answers and the
+    # command runs; the cookie comes from the running node's argv (ps) under docker exec.
+    assert re.search(r'"/opt/emqx/bin/emqx",\s*"ctl",\s*"status"', compose_service("emqx"))
+
+
+def emqx_prometheus_stats_are_scraped_from_the_dashboard_listener_without_auth():
+    m = broker_facts.load("emqx")["metrics"]
+    url = urlsplit(m["endpoint"])
+    assert (url.port, url.path) == (18083, "/api/v5/prometheus/stats")
+    assert "127.0.0.1:${EMQX_DASHBOARD_PORT:-18083}:18083" in compose_service("emqx")
+    assert dict(env_file("emqx"))["EMQX_PROMETHEUS__ENABLE_BASIC_AUTH"] == "false"
+
+
+def vernemq_variables_become_known_vernemq_conf_lines():
+    for var, value in env_file("vernemq"):
+        assert "__" not in value, f"{var}: the start script's sed would turn __ in the value into ."
+        line = vernemq_conf_line(var, value)
+        assert line, f"{var} is not written to vernemq.conf"
+        key, _, conf_value = line.partition("=")
+        assert key in VMQ_SETTINGS, f"{var}: {key} is not a setting read from {VMQ}"
+        check, _, source = VMQ_SETTINGS[key]
+        assert check(conf_value), f"{var}={value}: not a valid {key} ({source})"
+
+
+def vernemq_http_listener_is_the_start_scripts_own():
+    # bin/vernemq.sh adds listener.http.metrics = <container ip>:8888 unless
+    # DOCKER_VERNEMQ_LISTENER__HTTP__METRICS is set; a 0.0.0.0:8888 listener beside it fails (eaddrinuse).
+    names = [k for k, _ in env_file("vernemq")]
+    http = [n for n in names if n.startswith("DOCKER_VERNEMQ_LISTENER__HTTP")]
+    assert not http, f"{http}: the start script's listener.http.metrics already serves /metrics on :8888"
+    m = broker_facts.load("vernemq")["metrics"]
+    url = urlsplit(m["endpoint"])
+    assert (url.port, url.path) == (8888, "/metrics")
+    assert "127.0.0.1:${VERNEMQ_HTTP_PORT:-8888}:8888" in compose_service("vernemq")
+
+
+def vernemq_vm_limits_hold_a_million_connections():
+    # The image's vm.args: +P 512000, +Q 512000; a connection is a port and two
+    # processes (connection, queue); the start script rewrites +P/+Q from these.
+    env = dict(env_file("vernemq"))
+    assert int(env["DOCKER_VERNEMQ_ERLANG__MAX_PORTS"]) >= 1_000_000
+    assert int(env["DOCKER_VERNEMQ_ERLANG__PROCESS_LIMIT"]) >= 2 * 1_000_000 + 100_000
+    assert int(env["DOCKER_VERNEMQ_LISTENER__MAX_CONNECTIONS"]) >= 1_000_000
+
+
+def vernemq_healthcheck_is_the_images_own():
+    # Dockerfile: HEALTHCHECK CMD vernemq ping | grep -q pong (PATH has /vernemq/bin);
+    # nodetool prints "pong" only when the node answers.
+    block = compose_service("vernemq")
+    assert "vernemq ping | grep -q pong" in block
+    if "entrypoint:" in block:  # the image has no ENTRYPOINT, only CMD ["start_vernemq"]
+        assert "start_vernemq" in block
+
+
+def vernemq_eula_flag_is_left_to_the_user():
+    # DOCKER_VERNEMQ_ACCEPT_EULA=yes becomes accept_eula=yes; the check itself is
+    # in the binary package (not in the public source at 2.1.1).
+    assert "DOCKER_VERNEMQ_ACCEPT_EULA" not in dict(env_file("vernemq"))
+    assert vernemq_conf_line("DOCKER_VERNEMQ_ACCEPT_EULA", "yes") == "accept_eula=yes"
+
+
+def dashboard_series_exist_under_these_names():
+    for broker, names, source in (
+        ("emqx", EMQX_SERIES, EMQX_SERIES_SOURCE),
+        ("vernemq", VMQ_SERIES, VMQ_SERIES_SOURCE),
+    ):
+        for s in broker_facts.load(broker)["metrics"]["series"]:
+            assert s in names, f"{broker}: {s} is not a series of {source}"
+
+
+def telegraf_keeps_only_series_that_exist():
+    for broker, names in (("emqx", EMQX_SERIES), ("vernemq", VMQ_SERIES)):
+        conf = (ROOT / f"telegraf/brokers/{broker}.conf").read_text()
+        block = re.search(r"namepass = \[(.*?)\]", conf, re.S).group(1)
+        for pattern in re.findall(r'"([^"]+)"', block):
+            assert fnmatch.filter(names, pattern), f"telegraf/brokers/{broker}.conf: {pattern} matches no series"
+
+
+def broker_facts_state_the_upstream_defaults():
+    checked = 0
+    for broker, settings in (("emqx", EMQX_SETTINGS), ("vernemq", VMQ_SETTINGS)):
+        for row in broker_facts.load(broker)["changes"]:
+            for key in re.findall(r"`([^`]+)`", row["setting"]):
+                if key in settings:
+                    default, checked = settings[key][1], checked + 1
+                    assert default in row["default"], (
+                        f"{broker} {key}: upstream default {default}, not {row['default']}"
+                    )
+    assert checked >= 15
+
+
+# (what, citation, check): each fact read upstream, where, and how our files must agree.
+FACTS = [
+    ("EMQX variables name settings of 5.8.6, with valid values", f"{HOCON} src/hocon_tconf.erl; {SCHEMA}",
+     emqx_variables_name_settings_of_the_pinned_version),
+    ("EMQX secrets come from the secrets volume through a wrapper, not from a file", f"{EMQX} "
+     "deploy/docker/docker-entrypoint.sh (no *_FILE), apps/emqx_dashboard/src/emqx_dashboard_schema.erl "
+     "(default_password: binary()), apps/emqx/src/emqx_schema_secret.erl (file:// only there)",
+     emqx_secrets_are_exported_by_a_wrapper_not_listed_in_the_env_file),
+    ("EMQX secrets survive HOCON parsing and the unquoted -setcookie", f"{HOCON} src/hocon_tconf.erl (parse_env); "
+     f"{EMQX} bin/emqx (relx_nodetool)", emqx_generated_secrets_are_plain_alphanumerics),
+    ("EMQX node name is ours, not the container ip", f"{EMQX} deploy/docker/docker-entrypoint.sh",
+     emqx_node_name_is_kept_by_the_images_entrypoint),
+    ("EMQX image ENTRYPOINT/CMD kept under compose", f"{EMQX} deploy/docker/Dockerfile (ENTRYPOINT "
+     '["/usr/bin/docker-entrypoint.sh"], CMD ["/opt/emqx/bin/emqx", "foreground"], FROM debian:12-slim)',
+     emqx_compose_runs_the_images_entrypoint_and_command),
+    ("EMQX healthcheck", f"{EMQX} bin/emqx (ctl, non-boot commands), bin/nodetool (rpc_infinity), "
+     "apps/emqx_management/src/emqx_mgmt_cli.erl (status)", emqx_healthcheck_is_the_release_script),
+    ("EMQX Prometheus endpoint", f"{EMQX} apps/emqx_prometheus/src/emqx_prometheus_api.erl (paths, security), "
+     "apps/emqx_dashboard/etc/emqx_dashboard.conf (http.bind = 18083)",
+     emqx_prometheus_stats_are_scraped_from_the_dashboard_listener_without_auth),
+    ("VerneMQ variables become known vernemq.conf lines", f"{DOCKER_VMQ} bin/vernemq.sh; {VMQ_SCHEMA}; "
+     f"{CUTTLEFISH} src/cuttlefish_conf.erl (last value wins)", vernemq_variables_become_known_vernemq_conf_lines),
+    ("VerneMQ metrics on the start script's HTTP listener", f"{DOCKER_VMQ} bin/vernemq.sh; {VMQ} "
+     "apps/vmq_server/src/vmq_metrics_http.erl, apps/vmq_server/src/vmq_http_config.erl",
+     vernemq_http_listener_is_the_start_scripts_own),
+    ("VerneMQ Erlang limits hold 1M connections", f"{DOCKER_VMQ} files/vm.args, bin/vernemq.sh; {CUTTLEFISH} "
+     "src/cuttlefish_escript.erl (an existing etc/vm.args is used as is)",
+     vernemq_vm_limits_hold_a_million_connections),
+    ("VerneMQ healthcheck", f"{DOCKER_VMQ} Dockerfile (HEALTHCHECK, CMD); {VMQ} files/nodetool (ping)",
+     vernemq_healthcheck_is_the_images_own),
+    ("VerneMQ EULA flag", f"{DOCKER_VMQ} README.md, bin/vernemq.sh; vernemq/vmq-docs 2.1.0 "
+     "installation/accepting-the-vernemq-eula.md; vernemq/docker-vernemq issue #178",
+     vernemq_eula_flag_is_left_to_the_user),
+    ("dashboard series exist", f"{EMQX_SERIES_SOURCE}; {VMQ_SERIES_SOURCE}", dashboard_series_exist_under_these_names),
+    ("Telegraf namepass patterns match real series", f"{EMQX_SERIES_SOURCE}; {VMQ_SERIES_SOURCE}",
+     telegraf_keeps_only_series_that_exist),
+    ("broker.toml defaults are upstream's", f"{SCHEMA}; {CONF_SCHEMA}; {VMQ_SCHEMA}; {VMQ_VARS}",
+     broker_facts_state_the_upstream_defaults),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "citation", "check"), FACTS, ids=[f[0] for f in FACTS])
+def test_our_config_agrees_with_upstream(what, citation, check):
+    assert citation, what
+    check()
+
+
+def test_the_verified_versions_are_the_pinned_images():
+    env = (ROOT / ".env").read_text()
+    for var, image in VERIFIED_IMAGES.items():
+        assert re.search(rf"^{var}={re.escape(image)}$", env, re.M), f"{var} is no longer {image}: verify it again"
+
+
+def test_the_variable_mappings_follow_the_images_scripts():
+    assert emqx_path("EMQX_LISTENERS__TCP__DEFAULT__MAX_CONNECTIONS") == "listeners.tcp.default.max_connections"
+    assert vernemq_conf_line("DOCKER_VERNEMQ_LOG__CONSOLE__LEVEL", "warning") == "log.console.level=warning"
+    assert vernemq_conf_line("DOCKER_VERNEMQ_DISCOVERY_NODE", "10.0.0.1") is None
+
+
+@pytest.mark.parametrize("broker", ["emqx", "vernemq"])
+def test_readme_says_the_broker_was_checked_against_source_not_run(broker):
+    text = (ROOT / f"brokers/{broker}/README.md").read_text()
+    section = text.partition("## Verified against upstream")[2]
+    assert section, f"brokers/{broker}/README.md has no 'Verified against upstream' section"
+    assert "was NOT run here" in section
+    assert "| fact | our value | upstream source |" in section

@@ -1,0 +1,572 @@
+"""NanoMQ and Mosquitto as this project configures them, held against each
+broker's upstream source at the version .env pins (emqx/nanomq:0.23.10-slim,
+eclipse-mosquitto:2.0.22). No image can be pulled here: each FACTS row is one
+behaviour of the broker, the source it was read in (repository, path, tag or
+commit), and the check of our files against it.
+
+Mosquitto also runs here, from Debian (2.0.11, scripts/setup/debian.sh): what
+a binary can show (our config parses, the $SYS topics Telegraf reads are
+published, the compose healthcheck command works, MQTT 5 and shared
+subscriptions) is checked for real, on a free loopback port."""
+
+import json
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import time
+import tomllib
+
+import pytest
+
+from conftest import ROOT, wait_until
+
+# Where each fact was read. The nng submodule of nanomq 0.23.10 is pinned at
+# NanoNNG aa549c2db39d; the official eclipse-mosquitto 2.0.x images are
+# built from docker/2.0-openssl (docker-library/official-images,
+# library/eclipse-mosquitto), updated for 2.0.22 in commit ff1187fd9c74.
+NMQ = "nanomq/nanomq@0.23.10 (f22bae70b1a8)"
+NNG = "nanomq/NanoNNG@aa549c2db39d (nanomq 0.23.10's nng submodule)"
+MQ = "eclipse-mosquitto/mosquitto@v2.0.22 (766fa2c5a9be)"
+MQ_OLD = "eclipse-mosquitto/mosquitto@v2.0.11"
+MQ_IMAGE = "eclipse-mosquitto/mosquitto@ff1187fd9c74 docker/2.0-openssl/Dockerfile (Update Dockerfile for 2.0.22)"
+
+ENV = (ROOT / ".env").read_text()
+COMPOSE = (ROOT / "compose.yaml").read_text()
+NANOMQ_CONF = (ROOT / "brokers/nanomq/nanomq.conf").read_text()
+MOSQUITTO_CONF = (ROOT / "brokers/mosquitto/mosquitto.conf").read_text()
+TELEGRAF_NANOMQ = (ROOT / "telegraf/brokers/nanomq.conf").read_text()
+TELEGRAF_MOSQUITTO = (ROOT / "telegraf/brokers/mosquitto.conf").read_text()
+
+
+def facts(name):
+    with (ROOT / f"brokers/{name}/broker.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def compose_service(name):
+    """The text of one service of compose.yaml (the venv has no YAML library)."""
+    m = re.search(rf"^  {name}:\n(.*?)(?=^  [a-z][\w-]*:\n|^\S)", COMPOSE, re.M | re.S)
+    assert m, f"no service {name} in compose.yaml"
+    return m.group(1)
+
+
+def hocon(text):
+    """Our nanomq.conf (blocks, `key = value`, comments) as {dotted key: raw value}."""
+    flat, stack = {}, []
+    for raw in text.splitlines():
+        line = raw.strip() if '"' in raw else raw.split("#")[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("{"):
+            stack.append(line[:-1].strip())
+        elif line == "}":
+            stack.pop()
+        else:
+            key, value = (s.strip() for s in line.split("=", 1))
+            flat[".".join([*stack, key])] = value
+    assert not stack, "unbalanced braces"
+    return flat
+
+
+NANOMQ = hocon(NANOMQ_CONF)
+
+# ---- NanoMQ 0.23.10 ------------------------------------------------------
+
+# What conf_parse_ver2 reads, by the kind of value its hocon_read_* macro
+# accepts (a number, a string with a unit, true/false, one of an enum), for
+# the blocks we use; a key it does not read is silently ignored.
+NUMBER, SIZE, DURATION, BOOL, STRING = r"\d+(\.\d+)?", r"\d+(KB|MB|GB)", r"\d+(ms|s|m|h|d)", r"true|false", r'"?[^"]+"?'
+NANOMQ_KEYS = {
+    "system.num_taskq_thread": NUMBER,
+    "system.max_taskq_thread": NUMBER,
+    "system.parallel": NUMBER,
+    "mqtt.property_size": NUMBER,
+    "mqtt.max_packet_size": SIZE,
+    "mqtt.max_mqueue_len": NUMBER,
+    "mqtt.retry_interval": DURATION,
+    "mqtt.keepalive_multiplier": NUMBER,
+    "listeners.tcp.bind": r'"[\d.]+:\d+"',
+    "listeners.tcp.enable": BOOL,
+    "http_server.port": NUMBER,
+    "http_server.ip_addr": STRING,
+    "http_server.limit_conn": NUMBER,
+    "http_server.max_body": NUMBER,
+    "http_server.username": STRING,
+    "http_server.password": STRING,
+    "http_server.auth_type": r"basic|jwt|no_auth",
+    "auth.allow_anonymous": BOOL,
+    "auth.enable": BOOL,
+    "auth.no_match": r"allow|deny",
+    "auth.deny_action": r"ignore|disconnect",
+    "log.to": r"\[\s*(file|console|syslog|uds)(\s*,\s*(file|console|syslog|uds))*\s*\]",
+    "log.level": r"trace|debug|info|warn|error|fatal",
+    "log.dir": STRING,
+    "log.file": STRING,
+}
+# Parsed into the config (conf_init: 2048, 10, 10) but read by nothing else.
+NANOMQ_UNUSED = ["mqtt.max_inflight_window", "mqtt.max_awaiting_rel", "mqtt.await_rel_timeout"]
+# env.h: the variables read_env_conf reads, after the file (they win).
+NANOMQ_ENV = {
+    "NANOMQ_BROKER_URL", "NANOMQ_DAEMON", "NANOMQ_TCP_ENABLE", "NANOMQ_MAX_TASKQ_THREAD", "NANOMQ_PARALLEL",
+    "NANOMQ_PROPERTY_SIZE", "NANOMQ_MAX_PACKET_SIZE", "NANOMQ_CLIENT_MAX_PACKET_SIZE", "NANOMQ_MSQ_LEN",
+    "NANOMQ_QOS_DURATION", "NANOMQ_ALLOW_ANONYMOUS", "NANOMQ_WEBSOCKET_ENABLE", "NANOMQ_WEBSOCKET_TLS_ENABLE",
+    "NANOMQ_WEBSOCKET_URL", "NANOMQ_WEBSOCKET_TLS_URL", "NANOMQ_HTTP_SERVER_URL", "NANOMQ_HTTP_SERVER_ENABLE",
+    "NANOMQ_HTTP_SERVER_PORT", "NANOMQ_HTTP_SERVER_PARALLEL", "NANOMQ_HTTP_SERVER_USERNAME",
+    "NANOMQ_HTTP_SERVER_PASSWORD", "NANOMQ_HTTP_SERVER_AUTH_TYPE", "NANOMQ_HTTP_SERVER_JWT_PUBLIC_KEYFILE",
+    "NANOMQ_HTTP_SERVER_JWT_PRIVATE_KEYFILE", "NANOMQ_TLS_ENABLE", "NANOMQ_TLS_URL", "NANOMQ_TLS_CA_CERT_PATH",
+    "NANOMQ_TLS_CERT_PATH", "NANOMQ_TLS_KEY_PATH", "NANOMQ_TLS_KEY_PASSWORD", "NANOMQ_TLS_VERIFY_PEER",
+    "NANOMQ_TLS_FAIL_IF_NO_PEER_CERT", "NANOMQ_LOG_LEVEL", "NANOMQ_LOG_TO", "NANOMQ_LOG_UDS_ADDR", "NANOMQ_LOG_DIR",
+    "NANOMQ_LOG_FILE", "NANOMQ_LOG_ROTATION_SIZE", "NANOMQ_LOG_ROTATION_COUNT", "NANOMQ_CONF_PATH", "NANOMQ_VIN",
+    "NANOMQ_PID_FILE",
+}  # fmt: skip
+# Our own variables of that prefix (the image pin, the published port, Telegraf's).
+PROJECT_NANOMQ_VARS = {"NANOMQ_IMAGE", "NANOMQ_HTTP_PORT", "NANOMQ_METRICS_URL", "NANOMQ_HTTP_USERNAME",
+                       "NANOMQ_HTTP_PASSWORD"}  # fmt: skip
+# rest_api.c compose_metrics: every series GET /api/v4/prometheus returns.
+NANOMQ_SERIES = {
+    f"nanomq_{s}"
+    for s in (
+        "connections_count connections_max sessions_count sessions_max topics_count topics_max subscribers_count "
+        "subscribers_max messages_received messages_sent messages_dropped memory_usage memory_usage_max cpu_usage "
+        "cpu_usage_max"
+    ).split()
+}
+NANOMQ_IMAGE_ENTRYPOINT = "/usr/bin/docker-entrypoint.sh"
+
+
+def check_pinned_nanomq():
+    assert re.search(r"^NANOMQ_IMAGE=emqx/nanomq:0\.23\.10-slim$", ENV, re.M), "re-verify NanoMQ for a new image"
+
+
+def check_config_path():
+    assert "./brokers/nanomq/nanomq.conf:/etc/nanomq.conf:ro" in compose_service("nanomq")
+
+
+def check_keys_are_read():
+    unread = sorted(set(NANOMQ) - set(NANOMQ_KEYS))
+    assert not unread, f"NanoMQ 0.23.10 ignores {unread}"
+
+
+def check_value_types():
+    for key, value in NANOMQ.items():
+        assert re.fullmatch(NANOMQ_KEYS[key], value), f"{key} = {value}: not what NanoMQ reads there"
+
+
+def check_unused_keys_not_set():
+    assert not [k for k in NANOMQ_UNUSED if k in NANOMQ]
+
+
+def check_limits():
+    assert int(NANOMQ["mqtt.max_mqueue_len"]) >= 100000
+    size = (
+        int(NANOMQ["mqtt.max_packet_size"][:-2])
+        * {"KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[NANOMQ["mqtt.max_packet_size"][-2:]]
+    )
+    assert 1 <= size <= 260 << 20
+
+
+def check_http_server():
+    assert NANOMQ["http_server.port"] == "8081" and NANOMQ["http_server.auth_type"] == "basic"
+    # Basic auth formats username:password: both must be set, the password never here.
+    assert NANOMQ["http_server.username"] == "admin" and "http_server.password" not in NANOMQ
+
+
+def check_env_names():
+    given = set(re.findall(r"\bNANOMQ_[A-Z_]+\b", COMPOSE)) - PROJECT_NANOMQ_VARS
+    assert given <= NANOMQ_ENV, f"NanoMQ 0.23.10 reads no {sorted(given - NANOMQ_ENV)}"
+    assert "NANOMQ_HTTP_SERVER_PASSWORD" in COMPOSE
+
+
+def check_metrics_endpoint():
+    m = facts("nanomq")["metrics"]
+    url = f"http://nanomq:{NANOMQ['http_server.port']}/api/v4/prometheus"
+    assert m["endpoint"] == url and url in COMPOSE
+    assert f":{NANOMQ['http_server.port']}/api/v4/prometheus" in TELEGRAF_NANOMQ
+    assert f'username = "${{NANOMQ_HTTP_USERNAME:-{NANOMQ["http_server.username"]}}}"' in TELEGRAF_NANOMQ
+
+
+def check_series():
+    series = set(facts("nanomq")["metrics"]["series"])
+    assert series <= NANOMQ_SERIES, sorted(series - NANOMQ_SERIES)
+    assert 'namepass = ["nanomq_*"]' in TELEGRAF_NANOMQ
+
+
+def check_defaults_claimed():
+    rows = {c["setting"]: c["default"] for c in facts("nanomq")["changes"]}
+    assert rows["`mqtt.max_mqueue_len`"].startswith("20480 built in (2048 in the image's own")
+    assert rows["`auth.allow_anonymous`"] == "true"
+    assert rows["`http_server`"].startswith("off built in")
+    assert rows["log"].startswith("warn to console built in")
+
+
+NANOMQ_FACTS = [
+    ("facts_are_for_the_pinned_image", f"{NMQ} .github/workflows/build_packages.yaml (tag suffix -slim)",
+     check_pinned_nanomq),
+    ("reads_etc_nanomq_conf",
+     f"{NNG} include/nng/supplemental/nanolib/conf.h CONF_PATH_NAME; {NMQ} nanomq/apps/broker.c broker_start "
+     "(no --conf: that path, HOCON); deploy/docker/Dockerfile-slim (ENTRYPOINT docker-entrypoint.sh, no CMD: "
+     "`nanomq start`)", check_config_path),
+    ("every_key_we_set_is_read",
+     f"{NNG} src/supplemental/nanolib/conf_ver2.c conf_basic_parse_ver2, conf_http_server_parse_ver2, "
+     "conf_log_parse_ver2", check_keys_are_read),
+    ("values_have_the_type_read",
+     f"{NNG} src/supplemental/nanolib/conf_ver2.c hocon_read_num/size/time/bool/enum (http_server_auth_type, "
+     "auth_acl_permit, auth_deny_action); conf.c get_size, get_time", check_value_types),
+    ("no_inflight_window_exists",
+     f"{NNG} src/supplemental/nanolib/conf.c conf_init, print_conf (the only readers); {NMQ} "
+     "docs/en_US/config-description/mqtt.md (Upcoming Features), etc/nanomq.conf (\"unsupported now\")",
+     check_unused_keys_not_set),
+    ("queue_and_packet_limits",
+     f"{NNG} src/sp/protocol/mqtt/nmq_mqtt.c nano_pipe_init (rlmq of msq_len), nano_ctx_send (dropped when full); "
+     f"{NMQ} docs/en_US/config-description/mqtt.md (max_packet_size 1 B to 260 MB)", check_limits),
+    ("http_server_on_with_basic_auth",
+     f"{NNG} conf_ver2.c conf_http_server_parse_ver2 (the block enables it), conf.c conf_http_server_init "
+     f"(off, 8081, no credentials); {NMQ} nanomq/rest_api.c basic_authorize (strlen of username and password)",
+     check_http_server),
+    ("environment_names_are_read", f"{NNG} include/nng/supplemental/nanolib/env.h, src/supplemental/nanolib/env.c "
+     f"read_env_conf; {NMQ} nanomq/apps/broker.c broker_start (env after the file)", check_env_names),
+    ("prometheus_at_api_v4", f"{NMQ} nanomq/include/rest_api.h REST_URI_ROOT; nanomq/rest_api.c process_request, "
+     "get_prometheus; nanomq/include/web_server.h HTTP_DEFAULT_ADDR 0.0.0.0", check_metrics_endpoint),
+    ("series_exist", f"{NMQ} nanomq/rest_api.c compose_metrics; docs/en_US/api/v4.md (GET /api/v4/prometheus)",
+     check_series),
+    ("defaults_we_claim", f"{NNG} src/supplemental/nanolib/conf.c conf_init, conf_log_init, conf_http_server_init; "
+     f"{NMQ} etc/nanomq.conf (the image's /etc/nanomq.conf)", check_defaults_claimed),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("what,citation,check", NANOMQ_FACTS, ids=[f[0] for f in NANOMQ_FACTS])
+def test_nanomq_config_is_what_nanomq_0_23_10_reads(what, citation, check):
+    check()
+
+
+# compose.yaml held to the image: a healthcheck that can pass, the image's own entrypoint.
+def test_nanomq_healthcheck_can_pass_in_the_slim_image():
+    citation = (
+        f"{NMQ} deploy/docker/Dockerfile-slim (debian:11-slim plus libmbedtls-dev and libatomic1: no wget); "
+        "nanomq_cli/client.c client_cb (`pub` exits 1 after its last message is sent)"
+    )
+    health = re.search(r"healthcheck:(.*)", compose_service("nanomq"), re.S).group(1)
+    assert "wget" not in health and "nanomq_cli" not in health, citation
+
+
+def test_nanomq_wrapped_entrypoint_execs_the_images_own():
+    citation = f'{NMQ} deploy/docker/Dockerfile-slim (ENTRYPOINT ["{NANOMQ_IMAGE_ENTRYPOINT}"], no CMD)'
+    service = compose_service("nanomq")
+    m = re.search(r"entrypoint:(.*?)\n    \w", service, re.S)
+    assert not m or NANOMQ_IMAGE_ENTRYPOINT in m.group(1), citation
+    assert not m or re.search(r"command: \[nanomq, start\]", service), citation
+
+
+# ---- Mosquitto 2.0.22 ----------------------------------------------------
+
+# man/mosquitto.conf.5.xml: the options we use (global and bridge).
+MOSQUITTO_OPTIONS = {
+    "listener", "allow_anonymous", "sys_interval", "max_inflight_messages", "max_queued_messages",
+    "max_queued_bytes", "set_tcp_nodelay", "persistence", "log_dest", "log_type", "connection_messages",
+    "connection", "address", "topic", "try_private", "cleansession", "bridge_protocol_version",
+    "bridge_max_packet_size",
+}  # fmt: skip
+# src/conf.c config__init.
+MOSQUITTO_DEFAULTS = {
+    "sys_interval": "10", "max_inflight_messages": "20", "max_queued_messages": "1000", "max_queued_bytes": "0",
+    "set_tcp_nodelay": "false", "persistence": "false",
+}  # fmt: skip
+# src/sys_tree.c: the $SYS topics 2.0.22 publishes (the same names in 2.0.11).
+MOSQUITTO_SYS = {
+    f"$SYS/broker/{t}"
+    for t in (
+        "bytes/received bytes/sent clients/active clients/connected clients/disconnected clients/expired "
+        "clients/inactive clients/maximum clients/total heap/current heap/maximum messages/received messages/sent "
+        "messages/stored publish/bytes/received publish/bytes/sent publish/messages/dropped "
+        "publish/messages/received publish/messages/sent shared_subscriptions/count store/messages/bytes "
+        "store/messages/count subscriptions/count uptime version"
+    ).split()
+} | {
+    f"$SYS/broker/load/{what}/{window}"
+    for what in (
+        "bytes/received bytes/sent connections messages/received messages/sent publish/dropped publish/received "
+        "publish/sent sockets"
+    ).split()
+    for window in ("1min", "5min", "15min")
+}
+
+
+def options(text):
+    return [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def sys_topics():
+    return re.findall(r'"(\$SYS/[^"]+)"', TELEGRAF_MOSQUITTO)
+
+
+def check_pinned_mosquitto():
+    assert re.search(r"^MOSQUITTO_IMAGE=eclipse-mosquitto:2\.0\.22$", ENV, re.M), "re-verify for a new image"
+
+
+def check_mosquitto_config_path():
+    assert "./brokers/mosquitto/mosquitto.conf:/mosquitto/config/mosquitto.conf:ro" in compose_service("mosquitto")
+
+
+def check_options_documented():
+    used = set(options(MOSQUITTO_CONF)) | set(options((ROOT / "brokers/mosquitto/bridge.conf").read_text()))
+    assert used <= MOSQUITTO_OPTIONS, sorted(used - MOSQUITTO_OPTIONS)
+
+
+def check_mosquitto_defaults():
+    rows = {c["setting"].strip("`"): c["default"] for c in facts("mosquitto")["changes"]}
+    for option, default in MOSQUITTO_DEFAULTS.items():
+        assert rows[option] == default, option
+    assert "stderr" in rows["logging"] and "information" in rows["logging"]
+
+
+def check_inflight_fits():
+    value = int(re.search(r"^max_inflight_messages (\d+)$", MOSQUITTO_CONF, re.M).group(1))
+    assert 0 < value <= 65535  # a uint16_t, and the MQTT 5 Receive Maximum
+
+
+def check_sys_topics_exist():
+    assert set(sys_topics()) <= MOSQUITTO_SYS, sorted(set(sys_topics()) - MOSQUITTO_SYS)
+    assert set(facts("mosquitto")["metrics"]["series"]) <= set(sys_topics())
+
+
+def check_heap_caveat_documented():
+    # memory_mosq.h: REAL_WITH_MEMORY_TRACKING needs glibc (or macOS, FreeBSD); the image is Alpine (musl).
+    assert "heap/current" in (ROOT / "brokers/mosquitto/README.md").read_text().split("## Verified against upstream")[1]
+
+
+def check_healthcheck_in_image():
+    assert '"CMD", "mosquitto_sub", "-t", "$$SYS/broker/version"' in compose_service("mosquitto")
+
+
+def check_nothing_written():
+    # As root the entrypoint chowns /mosquitto; mosquitto drops to the user mosquitto (1883) after the config:
+    # with no persistence, no log file and no `user`, nothing needs to be writable.
+    opts = dict(line.split(None, 1) for line in MOSQUITTO_CONF.splitlines() if line.strip() and line[0] != "#")
+    assert opts["persistence"] == "false" and opts["log_dest"] == "stdout" and "user" not in opts
+
+
+MOSQUITTO_FACTS = [
+    ("facts_are_for_the_pinned_image", f"{MQ_IMAGE}; docker-library/official-images library/eclipse-mosquitto",
+     check_pinned_mosquitto),
+    ("reads_mosquitto_config_mosquitto_conf", f"{MQ_IMAGE} (CMD /usr/sbin/mosquitto -c "
+     "/mosquitto/config/mosquitto.conf)", check_mosquitto_config_path),
+    ("every_option_is_documented", f"{MQ} man/mosquitto.conf.5.xml", check_options_documented),
+    ("defaults_we_claim", f"{MQ} src/conf.c config__init; man/mosquitto.conf.5.xml", check_mosquitto_defaults),
+    ("inflight_limit_fits", f"{MQ} src/conf.c (max_inflight_messages, uint16_t); src/send_connack.c "
+     "(MQTT_PROP_RECEIVE_MAXIMUM)", check_inflight_fits),
+    ("sys_topics_exist", f"{MQ} src/sys_tree.c; {MQ_OLD} src/sys_tree.c (the same names)", check_sys_topics_exist),
+    ("heap_is_not_published_by_the_alpine_image", f"{MQ} lib/memory_mosq.h (REAL_WITH_MEMORY_TRACKING), "
+     f"sys_tree.c sys_tree__update_memory; {MQ_IMAGE} (FROM alpine:3.22)", check_heap_caveat_documented),
+    ("healthcheck_client_is_in_the_image", f"{MQ_IMAGE} (install mosquitto_sub /usr/bin/mosquitto_sub)",
+     check_healthcheck_in_image),
+    ("needs_no_writable_path", f"{MQ_IMAGE}; docker/2.0-openssl/docker-entrypoint.sh; {MQ} "
+     "src/mosquitto.c main (drop_privileges after the config); man/mosquitto.conf.5.xml (user, persistence, "
+     "log_dest)", check_nothing_written),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("what,citation,check", MOSQUITTO_FACTS, ids=[f[0] for f in MOSQUITTO_FACTS])
+def test_mosquitto_config_is_what_mosquitto_2_0_22_reads(what, citation, check):
+    check()
+
+
+def test_every_fact_is_cited_and_distinct():
+    for table in (NANOMQ_FACTS, MOSQUITTO_FACTS):
+        assert len({f[0] for f in table}) == len(table)
+        assert all(f[1] and f[0].islower() and callable(f[2]) for f in table)
+
+
+# ---- Debian's Mosquitto, for real ------------------------------------------
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def mosquitto(tmp_path_factory):
+    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its listener
+    moved to a free loopback port (as scripts/stack.sh does); yields the port."""
+    assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
+    port = free_port()
+    tmp = tmp_path_factory.mktemp("mosquitto")
+    text, n = re.subn(r"^listener .*$", f"listener {port} 127.0.0.1", MOSQUITTO_CONF, flags=re.M)
+    assert n == 1
+    (tmp / "mosquitto.conf").write_text(text)
+    with (tmp / "mosquitto.log").open("w") as log:
+        proc = subprocess.Popen(["mosquitto", "-c", str(tmp / "mosquitto.conf")], stdout=log, stderr=log)
+    try:
+
+        def up():
+            assert proc.poll() is None, (tmp / "mosquitto.log").read_text()
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(up, timeout=10)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+class Client:
+    """Just enough MQTT 5 over a socket to see what the broker does."""
+
+    def __init__(self, port, client_id):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.send(0x10, b"\x00\x04MQTT\x05\x02\x00\x3c\x00" + utf8(client_id))  # clean start, keepalive 60
+        kind, self.connack = self.read()
+        assert kind == 0x20 and self.connack[1] == 0, self.connack
+
+    def send(self, header, body):
+        self.sock.sendall(bytes([header]) + varint(len(body)) + body)
+
+    def recv(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            assert chunk, "connection closed"
+            data += chunk
+        return data
+
+    def read(self):
+        """(packet type, body) of the next packet."""
+        header, length, shift = self.recv(1)[0], 0, 0
+        while True:
+            b = self.recv(1)[0]
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return header & 0xF0, self.recv(length)
+
+    def subscribe(self, topic):
+        self.send(0x82, b"\x00\x01\x00" + utf8(topic) + b"\x00")  # packet id 1, no properties, QoS 0
+        kind, body = self.read()
+        assert kind == 0x90 and body[-1] == 0, body
+
+    def publish_qos1(self, topic, payload, packet_id):
+        self.send(0x32, utf8(topic) + struct.pack(">H", packet_id) + b"\x00" + payload)
+        kind, body = self.read()
+        assert kind == 0x40 and body[:2] == struct.pack(">H", packet_id), body
+
+    def messages(self, seconds, enough=lambda got: False):
+        """(topic, payload) of each QoS 0 PUBLISH received within seconds, or until enough(them)."""
+        got, deadline = [], time.time() + seconds
+        while (left := deadline - time.time()) > 0 and not enough(got):
+            self.sock.settimeout(left)
+            try:
+                kind, body = self.read()
+            except TimeoutError:
+                break
+            if kind == 0x30:
+                n = struct.unpack(">H", body[:2])[0]
+                props, i = read_varint(body, 2 + n)
+                got.append((body[2 : 2 + n].decode(), body[i + props :]))
+        return got
+
+    def close(self):
+        self.send(0xE0, b"\x00")
+        self.sock.close()
+
+
+def utf8(s):
+    return struct.pack(">H", len(s)) + s.encode()
+
+
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def read_varint(data, i):
+    value, shift = 0, 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
+
+
+def connack_properties(body):
+    """The fixed-size CONNACK properties: {identifier: value} (strings skipped)."""
+    length, i = read_varint(body, 2)
+    end, props = i + length, {}
+    sizes = {0x11: 4, 0x13: 2, 0x21: 2, 0x22: 2, 0x24: 1, 0x25: 1, 0x27: 4, 0x28: 1, 0x29: 1, 0x2A: 1}
+    while i < end:
+        ident = body[i]
+        i += 1
+        if ident in sizes:
+            props[ident] = int.from_bytes(body[i : i + sizes[ident]], "big")
+            i += sizes[ident]
+        else:  # a string, or a user property (two strings)
+            for _ in range(2 if ident == 0x26 else 1):
+                i += 2 + struct.unpack(">H", body[i : i + 2])[0]
+    return props
+
+
+def config_value(option):
+    return int(re.search(rf"^{option} (\d+)$", MOSQUITTO_CONF, re.M).group(1))
+
+
+def test_debian_mosquitto_accepts_our_config(mosquitto):
+    citation = f"{MQ} src/conf.c config__read_file_core (an unknown option or a bad value stops the broker)"
+    c = Client(mosquitto, "accepts-config")  # the fixture asserted it kept running
+    c.close()
+    assert citation
+
+
+def test_debian_mosquitto_publishes_every_sys_topic_telegraf_reads(mosquitto):
+    citation = f"{MQ_OLD} src/sys_tree.c (each topic retained, first published at start; glibc: heap/current too)"
+    wanted = set(sys_topics())
+    c = Client(mosquitto, "sys-topics")
+    c.subscribe("$SYS/broker/#")
+    seen = {t for t, _ in c.messages(config_value("sys_interval") + 2, lambda got: wanted <= {t for t, _ in got})}
+    c.close()
+    assert wanted <= seen, f"not published: {sorted(wanted - seen)} ({citation})"
+
+
+def test_compose_healthcheck_command_succeeds_against_our_config(mosquitto):
+    citation = (
+        f"{MQ_IMAGE} (mosquitto_sub in the image); {MQ} src/sys_tree.c sys_tree__init "
+        "($SYS/broker/version retained at start: -C 1 returns at once)"
+    )
+    test = re.search(r"test: (\[\"CMD\".*\])", compose_service("mosquitto")).group(1)
+    argv = [a.replace("$$", "$") for a in json.loads(test)[1:]]
+    r = subprocess.run([*argv, "-h", "127.0.0.1", "-p", str(mosquitto)], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0 and r.stdout.startswith("mosquitto version "), (r, citation)
+
+
+def test_mqtt5_clients_get_our_inflight_limit_as_receive_maximum(mosquitto):
+    citation = (
+        f"{MQ} src/send_connack.c (MQTT_PROP_RECEIVE_MAXIMUM = max_inflight_messages; no Shared Subscription "
+        "Available property, which MQTT 5.0 section 3.2.2.3.13 reads as available)"
+    )
+    c = Client(mosquitto, "receive-maximum")
+    props = connack_properties(c.connack)
+    c.close()
+    assert props.get(0x21) == config_value("max_inflight_messages") and props.get(0x2A, 1) == 1, (props, citation)
+
+
+def test_shared_subscription_delivers_each_message_to_one_member(mosquitto):
+    citation = f"{MQ} src/topic_tok.c, src/subs.c ($share/<group>/<filter>: one member of the group per message)"
+    members = [Client(mosquitto, f"share-{i}") for i in range(2)]
+    for m in members:
+        m.subscribe("$share/bench/upstream-test/#")
+    pub = Client(mosquitto, "share-pub")
+    sent = [str(i).encode() for i in range(20)]
+    for i, payload in enumerate(sent, 1):
+        pub.publish_qos1("upstream-test/a", payload, i)
+    got = [[p for _, p in m.messages(1.5)] for m in members]
+    for c in [*members, pub]:
+        c.close()
+    assert sorted(got[0] + got[1], key=int) == sent and all(got), (got, citation)
