@@ -1,0 +1,424 @@
+"""Grafana cannot run here, so the dashboards and the provisioning are held
+against what Grafana 12.2.1 (GRAFANA_IMAGE in .env) reads, as its source and
+documentation say. Each FACTS row is one behaviour of Grafana, the citation
+it was checked in, and the check of our files against it.
+
+The sources were read in the stored index of grafana/grafana (the v12.2.1
+tag itself could not be fetched: the repository is 3.2 GB); a row names the
+commit it read, and where 12.2.1 could lie on either side of a change, the
+check accepts both sides."""
+
+import json
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+GRAFANA = ROOT / "grafana"
+DS_FILE = GRAFANA / "provisioning/datasources/influxdb.yaml"
+PROVIDER_FILE = GRAFANA / "provisioning/dashboards/mqtt-bench.yaml"
+DS_REF = {"type": "influxdb", "uid": "mqtt-bench-influxdb"}
+TOKEN_FILE = "/run/secrets/mqtt-bench/influx_token"
+
+
+def parse_yaml(text):
+    """The block YAML of our provisioning files (mappings, lists of mappings,
+    plain scalars): the project's venv has no YAML library."""
+    lines = []
+    for raw in text.splitlines():
+        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if line.strip():
+            lines.append((len(line) - len(line.lstrip()), line.strip()))
+
+    def scalar(s):
+        if s[:1] in "'\"":
+            return s[1:-1]
+        return {"true": True, "false": False}.get(s, int(s) if s.isdigit() else s)
+
+    def block(i, indent):
+        if lines[i][1].startswith("- "):
+            items = []
+            while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
+                lines[i] = (indent + 2, lines[i][1][2:])
+                item, i = block(i, indent + 2)
+                items.append(item)
+            return items, i
+        mapping = {}
+        while i < len(lines) and lines[i][0] == indent:
+            key, _, value = lines[i][1].partition(":")
+            assert not lines[i][1].startswith("- "), f"unsupported YAML: {lines[i][1]}"
+            if value.strip():
+                mapping[key], i = scalar(value.strip()), i + 1
+            else:
+                mapping[key], i = block(i + 1, lines[i + 1][0])
+        return mapping, i
+
+    return block(0, lines[0][0])[0]
+
+
+def dashboards():
+    return {p.name: json.loads(p.read_text()) for p in sorted((GRAFANA / "dashboards").glob("*.json"))}
+
+
+def panels():
+    for name, d in dashboards().items():
+        for p in d["panels"]:
+            yield name, p
+
+
+def queries():
+    """Every Flux text Grafana runs: panel targets, variables, annotations."""
+    for name, d in dashboards().items():
+        for p in d["panels"]:
+            for t in p["targets"]:
+                yield name, p["title"], t["query"]
+        for v in d["templating"]["list"]:
+            yield name, f"variable {v['name']}", v["query"]
+        for a in d["annotations"]["list"]:
+            yield name, f"annotation {a['name']}", a["target"]["query"]
+
+
+def datasource():
+    return parse_yaml(DS_FILE.read_text())["datasources"][0]
+
+
+def provider():
+    return parse_yaml(PROVIDER_FILE.read_text())["providers"][0]
+
+
+def grafana_service():
+    """compose.yaml's grafana service as text, with its scalar aliases
+    (`- *secrets`) resolved: no YAML library and no compose binary needed."""
+    text = (ROOT / "compose.yaml").read_text()
+    m = re.search(r"^  grafana:\n((?:    .*\n|\s*\n)+)", text, re.M)
+    assert m, "compose.yaml has no grafana service"
+    anchors = dict(re.findall(r"&([\w-]+) ([^\s{}\[\]]+)$", text, re.M))
+    return re.sub(r"\*([\w-]+)", lambda a: anchors.get(a.group(1), a.group(0)), m.group(1))
+
+
+def compose_env(service, key, default=None):
+    m = re.search(rf"^\s+{key}: *(.*)$", service, re.M)
+    return m.group(1).strip().strip("\"'") if m else default
+
+
+def mounts(service):
+    return dict(re.findall(r"^\s+- \"?([^:\s\"]+):([^:\s\"]+)(?::ro)?\"?$", service, re.M))
+
+
+# --- the checks ---------------------------------------------------------------
+
+
+def check_panel_types():
+    # Core panel plugins of 12.2.1 that these dashboards may use.
+    used = {p["type"] for _, p in panels()}
+    assert used <= {"timeseries", "stat"}, used
+
+
+def check_stat_options():
+    enums = {
+        "colorMode": {"background", "background_solid", "none", "value"},
+        "graphMode": {"area", "line", "none"},
+        "textMode": {"auto", "name", "none", "value", "value_and_name"},
+        "justifyMode": {"auto", "center"},
+    }
+    allowed = set(enums) | {"reduceOptions", "orientation", "text", "wideLayout", "showPercentChange"}
+    for name, p in panels():
+        if p["type"] != "stat":
+            continue
+        opts = p["options"]
+        assert set(opts) <= allowed, (name, p["title"], set(opts) - allowed)
+        for key, values in enums.items():
+            assert opts.get(key, next(iter(values))) in values, (name, p["title"], key)
+        assert set(opts["reduceOptions"]) <= {"calcs", "fields", "values", "limit"}, (name, p["title"])
+        assert opts["reduceOptions"]["calcs"] == ["lastNotNull"], (name, p["title"])
+
+
+def check_timeseries_options():
+    for name, p in panels():
+        if p["type"] == "timeseries":
+            assert set(p["options"]) <= {"legend", "tooltip", "timezone", "orientation"}, (name, p["title"])
+
+
+def check_units():
+    known = {"short", "none", "percent", "percentunit", "ms", "s", "bytes", "decbytes", "Bps", "bps", "ops"}
+    for name, p in panels():
+        assert set(p["fieldConfig"]) == {"defaults", "overrides"}, (name, p["title"])
+        assert p["fieldConfig"]["defaults"]["unit"] in known, (name, p["title"])
+
+
+def check_schema_version():
+    for name, d in dashboards().items():
+        assert 13 <= d["schemaVersion"] <= 41, (name, d["schemaVersion"])
+        # What the migrations up to the latest (40 refresh, 41 time_options,
+        # 42 hideFrom, 43 formatTime) would change: nothing here.
+        assert isinstance(d["refresh"], str), name
+        assert "time_options" not in d.get("timepicker", {}), name
+        for p in d["panels"]:
+            assert "custom.hideFrom" not in json.dumps(p["fieldConfig"]["overrides"]), (name, p["title"])
+            assert all(t.get("id") != "formatTime" for t in p.get("transformations", [])), (name, p["title"])
+
+
+def check_refresh_interval():
+    for name, d in dashboards().items():
+        value, unit = re.fullmatch(r"(\d+)(s|m|h)", d["refresh"]).groups()
+        assert int(value) * {"s": 1, "m": 60, "h": 3600}[unit] >= 5, name
+
+
+def check_datasource_fields():
+    ds = datasource()
+    v1 = {"orgId", "version", "name", "type", "access", "url", "user", "database", "basicAuth", "basicAuthUser"}
+    v1 |= {"withCredentials", "isDefault", "correlations", "jsonData", "secureJsonData", "editable", "uid"}
+    assert set(ds) <= v1, set(ds) - v1
+    assert (ds["type"], ds["uid"], ds["access"]) == ("influxdb", DS_REF["uid"], "proxy")
+    influx = {"version", "timeInterval", "httpMode", "dbName", "organization", "defaultBucket", "maxSeries"}
+    assert set(ds["jsonData"]) <= influx, set(ds["jsonData"]) - influx
+    assert ds["jsonData"]["version"] == "Flux"
+    assert ds["jsonData"]["organization"] and ds["jsonData"]["defaultBucket"]
+    assert set(ds["secureJsonData"]) == {"token"}
+
+
+def check_token_from_file():
+    token = datasource()["secureJsonData"]["token"]
+    m = re.fullmatch(r"\$(|__\w+){([^}]+)}", token)  # pkg/setting/expanders.go's regex
+    assert m and m.groups() == ("__file", TOKEN_FILE), token
+    assert "$$" not in token and "INFLUX_TOKEN" not in DS_FILE.read_text()
+
+
+def check_file_secret_survives_expand_env():
+    # After $__file{} the value still passes os.ExpandEnv: a `$` in the
+    # token would be taken for a variable. Our generator writes [A-Za-z0-9].
+    script = ROOT / "scripts/init/secrets.sh"
+    if not script.exists():
+        pytest.skip("no scripts/init/secrets.sh")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["sh", str(script), tmp], check=True, capture_output=True)
+        assert re.fullmatch(r"[A-Za-z0-9]{20,}", Path(tmp, "influx_token").read_text())
+
+
+def check_datasource_by_uid():
+    for name, d in dashboards().items():
+        refs = [p["datasource"] for p in d["panels"]]
+        refs += [t["datasource"] for p in d["panels"] for t in p["targets"]]
+        refs += [v["datasource"] for v in d["templating"]["list"]]
+        refs += [a["datasource"] for a in d["annotations"]["list"]]
+        assert all(r == DS_REF for r in refs), name
+    assert datasource()["uid"] == DS_REF["uid"]
+
+
+def check_flux_macros():
+    macros = {"timeRangeStart", "timeRangeStop", "windowPeriod", "bucket", "defaultBucket", "organization"}
+    for board, title, q in queries():
+        for obj, attr in re.findall(r"([a-zA-Z]+)\.([a-zA-Z]+)", q):  # macros.go's fluxVariableFilterExp
+            # Grafana rewrites any x.<macro> as text, and defines no v record.
+            assert (obj == "v") == (attr in macros), (board, title, f"{obj}.{attr}")
+
+
+def check_template_variables():
+    for name, d in dashboards().items():
+        names = {v["name"] for v in d["templating"]["list"]}
+        for v in d["templating"]["list"]:
+            assert v["type"] == "query" and v["refresh"] in (1, 2), (name, v["name"])
+            # The legacy string form, which InfluxVariableSupport and the
+            # editor still accept; the editor saves {refId, query} objects.
+            assert isinstance(v["query"], str) and v["definition"] == v["query"], (name, v["name"])
+            assert "schema.tagValues(bucket: v.defaultBucket" in v["query"], (name, v["name"])
+        for board, title, q in queries():
+            assert set(re.findall(r"\$\{(\w+)\}", q)) <= names, (board, title)
+
+
+def check_variables_read_written_tags():
+    scenario_js = (ROOT / "k6/lib/scenario.js").read_text()
+    telegraf = (ROOT / "telegraf/telegraf.conf").read_text()
+    written = {
+        "run_id": "exec.vu.metrics.tags.run_id" in scenario_js,
+        "scenario": "tags: { scenario: name" in scenario_js,
+        "broker": re.search(r"^\[global_tags\]\n(?:.*\n)*?\s*broker = ", telegraf, re.M) is not None,
+    }
+    for name, d in dashboards().items():
+        for v in d["templating"]["list"]:
+            tag = re.search(r'tag: "(\w+)"', v["query"]).group(1)
+            assert written.get(tag), (name, v["name"], tag)
+
+
+def check_flux_annotations():
+    for name, d in dashboards().items():
+        for a in d["annotations"]["list"]:
+            assert set(a) <= {"name", "datasource", "enable", "hide", "iconColor", "target", "filter", "builtIn"}
+            assert set(a["target"]) == {"refId", "query"}, (name, a["name"])
+
+
+def check_dashboard_provider():
+    p = provider()
+    keys = {"name", "orgId", "folder", "folderUid", "type", "disableDeletion", "updateIntervalSeconds"}
+    assert set(p) <= keys | {"allowUiUpdates", "options"}, set(p)
+    assert set(p["options"]) <= {"path", "foldersFromFilesStructure"}
+    assert p["type"] == "file" and p["options"]["path"].startswith("/")
+    assert not (p["options"].get("foldersFromFilesStructure") and ("folder" in p or "folderUid" in p))
+
+
+def check_compose_mounts():
+    service = grafana_service()
+    m = mounts(service)
+    assert m.get("./grafana/provisioning") == "/etc/grafana/provisioning", m
+    assert m.get("./grafana/dashboards") == provider()["options"]["path"], m
+    home = compose_env(service, "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH")
+    assert home and home.startswith(provider()["options"]["path"] + "/"), home
+    assert (GRAFANA / "dashboards" / home.rsplit("/", 1)[1]).exists(), home
+    secrets_dir = TOKEN_FILE.rsplit("/", 1)[0]
+    assert secrets_dir in m.values(), f"{secrets_dir} is not mounted into grafana: {m}"
+
+
+def check_admin_password_file():
+    service = grafana_service()
+    assert compose_env(service, "GF_SECURITY_ADMIN_PASSWORD__FILE", "").startswith("/run/secrets/")
+    # run.sh exits 1 when both GF_X and GF_X__FILE are set.
+    assert compose_env(service, "GF_SECURITY_ADMIN_PASSWORD") is None
+    assert not re.search(r"^    env_file:", service, re.M), "env_file could set GF_SECURITY_ADMIN_PASSWORD too"
+
+
+def check_healthcheck_tool():
+    service = grafana_service()
+    test = json.loads(re.search(r"^\s+test: (\[.*\])$", service, re.M).group(1))
+    image = re.search(r"^GRAFANA_IMAGE=(\S+)$", (ROOT / ".env").read_text(), re.M).group(1)
+    assert image.startswith(("grafana/grafana-oss:", "grafana/grafana:")), image
+    # curl in both variants; wget (busybox) only in the default Alpine one.
+    tools = {"curl"} if image.endswith("-ubuntu") else {"curl", "wget"}
+    assert test[0] == "CMD" and test[1] in tools, (image, test)
+    assert "http://127.0.0.1:3000/api/health" in test
+
+
+G = "grafana/grafana"
+FACTS = [
+    (
+        "panel_types_are_core_panels",
+        f"{G}@acfb6826 public/app/plugins/panel/timeseries/plugin.json (id timeseries); "
+        f"{G} public/app/plugins/panel/stat/plugin.json (id stat)",
+        check_panel_types,
+    ),
+    (
+        "stat_options_match_panelcfg",
+        f"{G}@57f8a8f3 public/app/plugins/panel/stat/panelcfg.cue (SingleStatBaseOptions, graphMode, colorMode, "
+        f"justifyMode, textMode); {G}@00a25e37 packages/grafana-schema/src/common/common.gen.ts (ReduceDataOptions, "
+        "BigValueColorMode, BigValueGraphMode, BigValueTextMode)",
+        check_stat_options,
+    ),
+    (
+        "timeseries_options_are_defaults",
+        f"{G}@00a25e37 packages/grafana-schema/src/common/common.gen.ts (OptionsWithLegend, OptionsWithTooltip)",
+        check_timeseries_options,
+    ),
+    (
+        "units_are_value_formats",
+        f"{G}@002fa1b0 packages/grafana-data/src/valueFormats/categories.ts (short, percent, percentunit, ms, "
+        "bytes, Bps)",
+        check_units,
+    ),
+    (
+        "schema_version_is_migrated_without_change",
+        f"{G}@01ec8e3a apps/dashboard/pkg/migration/schemaversion/migrations.go (MIN_VERSION 9, LATEST_VERSION 42); "
+        "README.md (minimum 13); v40.go, v41.go (PR #100554, Feb 2025, in 12.0), v42.go (PR #110517, Sep 2025: "
+        "12.2 or 12.3), v43.go",
+        check_schema_version,
+    ),
+    (
+        "refresh_is_not_below_min_refresh_interval",
+        f"{G} conf/defaults.ini [dashboards] min_refresh_interval = 5s",
+        check_refresh_interval,
+    ),
+    (
+        "influxdb_datasource_fields_are_provisionable",
+        f"{G} pkg/services/provisioning/datasources/types.go (configsV1 yaml keys); {G}@1eb8b2e0 "
+        "public/app/plugins/datasource/influxdb/types.ts (InfluxOptions, InfluxSecureJsonData.token); "
+        f"{G}@5eb2f73e pkg/tsdb/influxdb/models/datasource_info.go; docs datasources/influxdb provisioning example "
+        "(version: Flux, organization, defaultBucket, secureJsonData.token); Flux needs access proxy "
+        "(datasource.ts BROWSER_MODE_DISABLED_MESSAGE)",
+        check_datasource_fields,
+    ),
+    (
+        "token_is_expanded_from_secret_file",
+        f"{G}@86d4e43d pkg/services/provisioning/values/values.go (StringMapValue -> interpolateValue -> "
+        f"setting.ExpandVar); {G}@c265af27 pkg/setting/expanders.go (fileExpander: os.ReadFile, TrimSpace); "
+        "docs setup-grafana/configure-grafana 'Variable expansion' (file provider)",
+        check_token_from_file,
+    ),
+    (
+        "file_secret_survives_expand_env",
+        f"{G}@86d4e43d pkg/services/provisioning/values/values.go (interpolateValue: ExpandVar, then os.ExpandEnv; "
+        "'$$' is a literal '$')",
+        check_file_secret_survives_expand_env,
+    ),
+    (
+        "dashboards_reference_datasource_by_uid",
+        f"{G} docs administration/provisioning ('uid: Sets a custom UID to reference this data source')",
+        check_datasource_by_uid,
+    ),
+    (
+        "flux_uses_only_grafana_macros",
+        f"{G}@0c516318 pkg/tsdb/influxdb/flux/macros.go (fluxVariableFilterExp; v.timeRangeStart, "
+        "v.timeRangeStop, v.windowPeriod, v.bucket, v.defaultBucket, v.organization replaced as text)",
+        check_flux_macros,
+    ),
+    (
+        "query_variables_use_accepted_shape",
+        f"{G}@acfb6826 public/app/plugins/datasource/influxdb/variables.ts (typeof request.targets[0] === "
+        f"'string'); {G}@1137a659 components/editor/variable/VariableQueryEditor.tsx (getVariableQuery: legacy "
+        "string or {refId, query, maxDataPoints})",
+        check_template_variables,
+    ),
+    (
+        "variables_read_tags_the_project_writes",
+        "k6/lib/scenario.js (options.tags scenario, broker; exec.vu.metrics.tags.run_id); telegraf/telegraf.conf "
+        "[global_tags] broker; run against InfluxDB by tests/test_compose_and_dashboards.py",
+        check_variables_read_written_tags,
+    ),
+    (
+        "flux_annotations_are_standard_queries",
+        f"{G}@350aad52 public/app/plugins/datasource/influxdb/datasource.ts (Flux: annotations = "
+        "{ QueryEditor: FluxQueryEditor }, the annotation's target is a query)",
+        check_flux_annotations,
+    ),
+    (
+        "dashboard_provider_fields_are_documented",
+        f"{G}@9e172c7a docs/sources/administration/provisioning/index.md (providers: name, orgId, folder, "
+        "folderUid, type, disableDeletion, updateIntervalSeconds, allowUiUpdates, options.path, "
+        "options.foldersFromFilesStructure without folder/folderUid)",
+        check_dashboard_provider,
+    ),
+    (
+        "compose_mounts_what_provisioning_reads",
+        f"{G}@78515af6 Dockerfile (GF_PATHS_PROVISIONING=/etc/grafana/provisioning); {G}@0718918 "
+        "docs setup-grafana/configure-grafana/_index.md (GF_<SectionName>_<KeyName>; [dashboards] "
+        "default_home_dashboard_path)",
+        check_compose_mounts,
+    ),
+    (
+        "admin_password_is_read_from_file",
+        f"{G}@7a86cb53 packaging/docker/run.sh (GF_*__FILE exported without __FILE; both set: exit 1); "
+        "docs setup-grafana/configure-docker",
+        check_admin_password_file,
+    ),
+    (
+        "healthcheck_tool_is_in_image",
+        f"{G}@78515af6 Dockerfile (BASE_IMAGE=alpine; apk add ca-certificates bash curl tzdata musl-utils; "
+        "ubuntu: apt-get install ca-certificates curl tzdata musl; the Alpine stage itself runs wget); docs "
+        "setup-grafana/configure-docker (default images are Alpine, -ubuntu tags Ubuntu)",
+        check_healthcheck_tool,
+    ),
+]
+
+
+@pytest.mark.parametrize("what,citation,check", FACTS, ids=[f[0] for f in FACTS])
+def test_grafana_12_2_1(what, citation, check):
+    try:
+        check()
+    except AssertionError as e:
+        raise AssertionError(f"{what} (per {citation}): {e}") from e
+
+
+def test_every_fact_is_cited_and_distinct():
+    assert len({f[0] for f in FACTS}) == len(FACTS)
+    assert all(f[1] and f[0].islower() for f in FACTS)
