@@ -308,6 +308,35 @@ export declare function withoutSamples(thresholdMetrics: string[]): string[];
 /** The generator host: CPU model, cores, memory, kernel, OS, network sysctls. */
 export declare function host(): Record<string, unknown>;
 
+/**
+ * While a test runs, the process logs one status line every 10 s (k6's log,
+ * level info), whatever the number of VUs and groups:
+ *
+ *     mqtt: 0:40/2:10 connections 2000/2000 sent 1000 msg/s delivered 1000 msg/s p99 3.10 ms missing 0 (0.00%)
+ *
+ * elapsed since the first group or client was made / planned length;
+ * connections open / planned; over the last interval, messages published
+ * (mqtt_publishes: QoS 0 written, QoS 1/2 acknowledged) and received
+ * (mqtt_receives) per second; the pub-to-sub latency p99 so far ("-" before
+ * any message); and the messages missing so far, of those and the messages
+ * received: the stream accounting's gaps (a later message of the stream
+ * arrived; a late arrival still fills one), plus mqtt_lost of subscriber
+ * groups already closed. Messages sent after a stream's last receipt are in
+ * flight until its group closes, when they and the gaps left become
+ * mqtt_lost. The same accounting at every QoS, QoS 0 too.
+ *
+ * setPlan gives the line what was planned: without it, or for an option
+ * left out, the line shows only what is.
+ */
+export declare function setPlan(plan: {
+  /** The run's planned length, e.g. "2m10s" (milliseconds as a number). */
+  duration?: Duration;
+  /** Connections open at once when all are up (this process's). */
+  connections?: number;
+  /** Between status lines; at least "1s". Default "10s". */
+  status_interval?: Duration;
+}): void;
+
 /** A process-wide note, readable in handleSummary through notes(). */
 export declare function note(key: string, value: unknown): void;
 export declare function notes(): Record<string, unknown>;

@@ -14,6 +14,12 @@ import { summary } from './summary.js';
 
 const stepRate = new Gauge('mqtt_step_rate'); // step boundaries, for annotations
 
+// The project's reports/raw, wherever k6 is started (`k6 run fanin.js` in
+// k6/scenarios), so that scripts/report.sh finds the result: resolved from
+// this file, not from the working directory.
+const RESULTS_DIR = decodeURIComponent(import.meta.resolve('../../reports/raw').replace(/^file:\/\//, ''))
+  .replace(/^\/([A-Za-z]:)/, '$1');
+
 // KNOWN are the parameters params() reads (and k6's own K6_ variables are
 // never near them).
 const KNOWN = ['SCALE', 'BROKER', 'MQTT_URL', 'MQTT_URL_B', 'MQTT_VERSION', 'QOS', 'PAYLOAD', 'PUBLISHERS',
@@ -44,7 +50,7 @@ function params(name, d) {
     payloads: d.payloads ? env.text('PAYLOADS', d.payloads.join(',')).split(',').map(Number) : undefined,
     segment: env.segment('SEGMENT'),
     scale,
-    results_dir: env.text('RESULTS_DIR', 'reports/raw'),
+    results_dir: env.text('RESULTS_DIR', RESULTS_DIR),
     run_id: env.runId('RUN_ID'),
     // Isolates concurrent runs on one broker: their topics would otherwise
     // cross (mqttbs uses test/{i} everywhere), and the streams with them.
@@ -126,6 +132,8 @@ export function scenario(name, defaults, workload) {
   const share = (n) => slice(n, p.segment).count;
   const rounds = p.payloads ? p.payloads.length : 1;
   const planned = flows.reduce((n, f) => n + share(f.subscribers) + share(f.publishers) * rounds, 0);
+  // Open at once when all are up (a sweep closes one size's publishers first).
+  const atOnce = flows.reduce((n, f) => n + share(f.subscribers) + share(f.publishers), 0);
   const thresholds = {
     mqtt_connect_failures: ['count==0'],
     mqtt_connects: [`count>=${planned}`],
@@ -185,6 +193,8 @@ export function scenario(name, defaults, workload) {
   async function run(data) {
     exec.vu.metrics.tags.run_id = data.run_id;
     mqtt.note('params', p);
+    // The extension's status line (every 10 s) shows progress against these.
+    mqtt.setPlan({ duration: `${p.planned_s}s`, connections: atOnce });
     const groups = [];
     try {
       await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, groups);

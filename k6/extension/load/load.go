@@ -27,8 +27,9 @@ type Env struct {
 
 // Run is everything one k6 test shares: latency histograms over the whole
 // test (so quantiles are over every VU), the meters of live groups and
-// clients, one reporter goroutine that pushes every second, the timeline
-// for the result file, the publisher registry and shared-subscription sets.
+// clients, one reporter goroutine that pushes every second (and logs the
+// status line), the timeline for the result file, the publisher registry
+// and shared-subscription sets.
 type Run struct {
 	mu            sync.Mutex
 	meters        map[*Meter]struct{}
@@ -41,6 +42,7 @@ type Run struct {
 	worstAchieved float64             // lowest achieved ratio of closed meters
 	history       []TimelineRow       // one row a second, for the result file
 	prev          map[string]int64    // counters at the previous row
+	status        statusState         // the status line's plan and last figures
 
 	publishers publisherRegistry
 	shared     sharedSets

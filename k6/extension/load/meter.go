@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"go.k6.io/k6/metrics"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
@@ -29,6 +30,8 @@ type Meter struct {
 	conns    atomic.Int64        // open connections now
 	target   atomic.Uint64       // float64 bits: msg/s aimed at now
 	achieved atomic.Uint64       // float64 bits: lowest achieved/target ratio of its phases (0 = none yet)
+	logger   logrus.FieldLogger  // the VU's: the status line goes out through a live meter's
+	streams  []*streamSet        // a subscriber group's, while open (run.mu): the status line's gaps
 }
 
 // NewMeter registers a meter for role ("pub", "sub", "client") with the
@@ -39,7 +42,8 @@ func (r *Run) NewMeter(env Env, role string, qos int, extra map[string]string) *
 	if qos >= 0 {
 		tags = tags.With("qos", strconv.Itoa(qos))
 	}
-	m := &Meter{run: r, role: role, base: base, tags: tags, test: env.Tags, meta: env.Meta, ctx: env.Ctx, samples: env.Samples}
+	m := &Meter{run: r, role: role, base: base, tags: tags, test: env.Tags, meta: env.Meta, ctx: env.Ctx, samples: env.Samples,
+		logger: env.Logger}
 	r.register(m)
 	return m
 }

@@ -27,6 +27,7 @@ func (r *Run) register(m *Meter) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.meters[m] = struct{}{}
+	r.status.start(time.Now())
 	if r.stop == nil {
 		r.stop, r.done = make(chan struct{}), make(chan struct{})
 		go r.loop(r.stop, r.done)
@@ -67,6 +68,7 @@ func (r *Run) loop(stop, done chan struct{}) {
 			return
 		case <-t.C:
 			r.flush(nil)
+			r.progress(time.Now())
 		}
 	}
 }

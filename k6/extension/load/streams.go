@@ -116,6 +116,18 @@ func (ss *streamSet) observe(pub, seq uint32) {
 	ss.mu.Unlock()
 }
 
+// missing is what the set's streams skipped and have not received since:
+// provisionally lost (a late arrival may still fill a gap).
+func (ss *streamSet) missing() int64 {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := int64(0)
+	for _, s := range ss.m {
+		n += s.missing
+	}
+	return n
+}
+
 func (ss *streamSet) totals(t *streamTotals, reg *publisherRegistry) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

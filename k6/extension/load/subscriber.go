@@ -81,6 +81,7 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 			g.sets[i] = newStreamSet()
 		}
 	}
+	r.watchStreams(g.m, g.sets)
 	g.closeOnEnd(g.Close)
 	return g
 }
@@ -222,6 +223,7 @@ func (g *SubscriberGroup) totals() streamTotals {
 func (g *SubscriberGroup) Close() {
 	g.shutdown(func() {
 		g.poller.Stop()
+		g.run.watchStreams(g.m, nil) // its loss goes into mqtt_lost now
 		if len(g.filters) > 0 && len(g.filters[0]) == 0 {
 			return // connect-only: nothing to account
 		}

@@ -284,3 +284,19 @@ func (h *dropAtFirstPubrec) OnPacketRead(cl *mochi.Client, pk packets.Packet) (p
 	}
 	return pk, nil
 }
+
+// dropEveryTenth is a broker that routes nothing of every tenth benchmark
+// message (sequence numbers 9, 19, ...), silently, as a QoS 0 broker under
+// pressure may: the subscribers see a gap before the next one.
+type dropEveryTenth struct{ mochi.HookBase }
+
+func (h *dropEveryTenth) ID() string { return "drop-every-tenth" }
+
+func (h *dropEveryTenth) Provides(b byte) bool { return b == mochi.OnPublish }
+
+func (h *dropEveryTenth) OnPublish(_ *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	if len(pk.Payload) >= 7 && binary.BigEndian.Uint32(pk.Payload[3:7])%10 == 9 {
+		return pk, packets.ErrRejectPacket
+	}
+	return pk, nil
+}

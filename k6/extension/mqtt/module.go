@@ -76,6 +76,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"outages":         mi.root.run.Outages,
 		"checkSamples":    mi.checkSamples,
 		"withoutSamples":  mi.root.run.WithoutSamples,
+		"setPlan":         mi.setPlan,
 	}}
 }
 
