@@ -3,23 +3,33 @@
 # the report. Uses compose when a Docker engine with the images is there,
 # otherwise the native stack (building what is missing), and says which.
 #
-# Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose] [-e NAME=VALUE ...]
-#   -e passes scenario parameters, e.g. -e QOS=0 -e RATE=5000 -e DURATION=2m (README: Parameters)
+# Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose] [k6 options...]
+#   k6 options go to `k6 run` as given: -e NAME=VALUE sets scenario parameters
+#   (-e QOS=0 -e RATE=5000 -e DURATION=2m; README: Parameters), and --out,
+#   --summary-export, --tag ... work as in k6. Under compose, k6 runs in its
+#   container: write files under /results (reports/raw on this host).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 broker=mosquitto scenario=p2p mode=auto
-k6_env=()
+k6_env=() k6_args=()
 while (($#)); do
   case "$1" in
     --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
     --scenario) scenario="${2:?--scenario needs a name}"; shift 2 ;;
     --native) mode=native; shift ;;
     --compose) mode=compose; shift ;;
-    -e) k6_env+=("${2:?-e needs NAME=VALUE}"); shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) die "unknown argument '$1' (see scripts/bench.sh --help)" ;;
+    -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
+    -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -*)
+      # Any other k6 option, with its value: this script takes no
+      # positional argument, so a word that follows an option is its value.
+      k6_args+=("$1"); shift
+      if (($#)) && [[ "$1" != -* ]]; then k6_args+=("$1"); shift; fi
+      ;;
+    *) die "unexpected argument '$1': options of this script are --broker, --scenario, --native, --compose; the rest go to k6 (see scripts/bench.sh --help)" ;;
   esac
 done
 
@@ -59,6 +69,7 @@ fi
 mkdir -p "$ROOT/reports/raw"
 env_args=()
 for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
+env_args+=("${k6_args[@]}")
 
 if [[ "$mode" == native ]]; then
   "$ROOT/scripts/setup.sh"
@@ -84,15 +95,16 @@ if [[ "$mode" == native ]]; then
     "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js" || rc=$?
 else
-  "$ROOT/scripts/compose.sh" init
-  dc=(docker compose --project-directory "$ROOT" -f "$ROOT/compose.yaml")
+  dc=(docker compose --project-directory "$ROOT")
   log "starting the $broker profile and waiting until healthy"
   "${dc[@]}" --profile "$broker" up -d --wait
-  "${dc[@]}" --profile k6 build k6
+  # compose run builds the k6 image (k6/Dockerfile) when it is missing.
   log "running $scenario (run $run_id)"
   rc=0
   "${dc[@]}" run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
-    "${env_args[@]}" k6 run "/k6/scenarios/$scenario.js" || rc=$?
+    k6 run "${env_args[@]}" "$scenario.js" || rc=$?
+  INFLUX_TOKEN=$(compose_secret influx_token)
+  export INFLUX_TOKEN
 fi
 
 # A run whose thresholds failed (k6 exit 99) is still reported.

@@ -14,15 +14,34 @@ def bench(stack, *args):
     )
 
 
-def test_bench_runs_a_scenario_and_writes_the_report(stack):
-    # The run id as a k6 option (-e RUN_ID=...): bench.sh reports that run.
+def test_bench_runs_a_scenario_and_writes_the_report(stack, tmp_path):
+    # The run id as a k6 option (-e RUN_ID=...): bench.sh reports that run;
+    # k6's own options, with a value apart or after '=', reach k6.
     run_id = f"bench-test-{time.time_ns()}"
-    r = bench(stack, "--native", "-e", "DURATION=3s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
+    summary, points = tmp_path / "summary.json", tmp_path / "points.json"
+    r = bench(
+        stack,
+        "--native",
+        "-e",
+        "DURATION=3s",
+        "-e",
+        "SCALE=0.1",
+        "-e",
+        f"RUN_ID={run_id}",
+        "--summary-export",
+        str(summary),
+        f"--out=json={points}",
+        "--tag",
+        "site=lab",
+    )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         report = ROOT / f"reports/{run_id}/report.md"
         assert report.exists() and "Workload TPS (In + Out)" in report.read_text()
         assert json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())["run_id"] == run_id
+        assert "mqtt_publishes" in json.loads(summary.read_text())["metrics"]
+        point = next(json.loads(line) for line in points.open() if '"Point"' in line)
+        assert point["data"]["tags"]["site"] == "lab"
     finally:
         (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
         shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
