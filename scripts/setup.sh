@@ -8,9 +8,11 @@ set -euo pipefail
 
 command -v go >/dev/null || die "Go is required (go >= 1.25 for k6 $K6_VERSION): install it and re-run"
 all=(debian python telegraf k6 compose influxd staticcheck)
+# On request only: the Docker engine for the compose end-to-end test.
+optional=(docker)
 steps=("${@:-${all[@]}}")
 for s in "${steps[@]}"; do
-  [[ -x "$ROOT/scripts/setup/$s.sh" ]] || die "unknown setup step '$s' (known: ${all[*]})"
+  [[ -x "$ROOT/scripts/setup/$s.sh" ]] || die "unknown setup step '$s' (known: ${all[*]} ${optional[*]})"
 done
 t0=$SECONDS
 for s in "${steps[@]}"; do

@@ -5,13 +5,17 @@
 #   1. Go tests of the k6 extension, with the race detector (embedded
 #      mochi-mqtt and real Mosquitto),
 #   2. pytest: the native stack (influxd, Telegraf, node_exporter, Mosquitto),
-#      the real k6 build running scripts and scenarios, compose and dashboards.
+#      the real k6 build running scripts and scenarios, compose and dashboards,
+#      and the compose stack end to end under Debian's dockerd, with images
+#      built here from the project's own builds (about 4 minutes; the first
+#      run adds a debootstrap of about 2).
 # Extra arguments go to pytest (e.g. -k shared).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup.sh" docker
 "$ROOT/scripts/lint.sh"
 
 # With the race detector: the extension is concurrent throughout (readers,

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The compose stack end to end, as a user meets it: a fresh copy of the
+# project (tracked files only: no .env.local, no .state), then the card's
+# own commands, typed as the README shows them:
+#
+#   docker compose --profile <broker> up -d --wait
+#   docker compose run --rm k6 run fanin.js
+#
+# then checks that host, container, broker and k6 metrics reached InfluxDB,
+# writes the report from that data, takes the stack down and up again (data
+# and secrets kept) and down (nothing left running).
+#
+# Usage: tests/compose/e2e.sh [--broker mosquitto] [--stand-ins] [--accept-vernemq-eula] [--keep]
+#   --stand-ins  images built locally (build-images.sh) instead of pulled,
+#                through tests/compose/stand-ins.yaml (mosquitto only)
+#   --accept-vernemq-eula  writes brokers/vernemq/eula.env in the copy, as
+#                a user who read and accepted VerneMQ's EULA does
+#   --keep       leave the copy and the stack's volumes for inspection
+# The same script runs in GitHub's compose matrix with the real images.
+set -euo pipefail
+# shellcheck source=../../scripts/lib.sh
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+broker=mosquitto stand_ins=false keep=false eula=false
+while (($#)); do
+  case "$1" in
+    --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
+    --stand-ins) stand_ins=true; shift ;;
+    --accept-vernemq-eula) eula=true; shift ;;
+    --keep) keep=true; shift ;;
+    *) die "unknown argument '$1' (usage: tests/compose/e2e.sh [--broker NAME] [--stand-ins] [--accept-vernemq-eula] [--keep])" ;;
+  esac
+done
+if $stand_ins && [[ "$broker" != mosquitto ]]; then
+  die "--stand-ins has a stand-in for mosquitto only: EMQX, NanoMQ and VerneMQ cannot be built here"
+fi
+docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
+
+# A container cannot get more open files than the host allows (a CI sandbox
+# may allow 20,000): compose.yaml's NOFILE_LIMIT, as a user there would set it.
+if [[ -z "${NOFILE_LIMIT:-}" && "$(ulimit -Hn)" != unlimited ]] && (($(ulimit -Hn) < 1048576)); then
+  NOFILE_LIMIT=$(ulimit -Hn)
+  export NOFILE_LIMIT
+  log "NOFILE_LIMIT=$NOFILE_LIMIT: the host's hard limit on open files"
+fi
+
+# The user's stack and this test's never share containers or volumes.
+export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-mqtt-bench-e2e}"
+work=$(mktemp -d)
+copy="$work/mqtt-bench"
+mkdir -p "$copy"
+(cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do [[ -e "$f" ]] && printf '%s\0' "$f"; done |
+  tar --null -T - -cf -) | tar -xf - -C "$copy"
+cd "$copy"
+! $eula || echo "DOCKER_VERNEMQ_ACCEPT_EULA=yes" >brokers/vernemq/eula.env
+if $stand_ins; then
+  "$ROOT/tests/compose/build-images.sh"
+  export COMPOSE_FILE="compose.yaml:tests/compose/stand-ins.yaml"
+fi
+
+dc() { docker compose "$@"; }
+cleanup() {
+  local rc=$?
+  if ((rc != 0)); then
+    warn "end-to-end test failed: the stack's last logs follow"
+    dc --profile "$broker" ps -a >&2 || true
+    dc --profile "$broker" logs --no-color --tail 40 >&2 || true
+  fi
+  if $keep; then
+    log "kept: $copy (project $COMPOSE_PROJECT_NAME)"
+  else
+    dc --profile "$broker" --profile k6 down -v --remove-orphans >/dev/null 2>&1 || true
+    rm -rf "$work"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+
+t0=$SECONDS
+log "docker compose --profile $broker up -d --wait   (fresh copy: $copy)"
+dc --profile "$broker" up -d --wait
+log "healthy in $((SECONDS - t0))s"
+[[ ! -e .env.local ]] || die "compose up wrote .env.local: secrets belong in the secrets volume"
+
+# What a user reads Grafana's password and the token with (README).
+secret() { dc run --rm --no-deps -T --entrypoint cat init "/run/secrets/mqtt-bench/$1"; }
+INFLUX_TOKEN=$(secret influx_token)
+export INFLUX_TOKEN
+[[ ${#INFLUX_TOKEN} -ge 20 ]] || die "the generated InfluxDB token is too short: '${#INFLUX_TOKEN}' characters"
+# No secret is in any container's configuration.
+for c in $(dc --profile "$broker" ps -aq); do
+  if docker inspect "$c" | grep -qF "$INFLUX_TOKEN"; then die "docker inspect of $c shows the InfluxDB token"; fi
+done
+
+run_id="e2e-$broker-$(date -u +%Y%m%dT%H%M%S)"
+log "docker compose run --rm k6 run fanin.js   (run $run_id)"
+dc run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e SCALE="${E2E_SCALE:-0.05}" -e DURATION="${E2E_DURATION:-20s}" \
+  k6 run fanin.js
+[[ -s "reports/raw/$run_id.json" ]] || die "k6 wrote no result file reports/raw/$run_id.json"
+
+# flux QUERY: the CSV answer of InfluxDB (the token through a header file).
+flux() {
+  influx_curl -fsS "http://127.0.0.1:${INFLUXDB_PORT}/api/v2/query?org=$INFLUXDB_ORG" \
+    -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' --data "$1"
+}
+# count MEASUREMENT [FILTER]: points of the last 10 minutes.
+count() {
+  flux "from(bucket:\"$INFLUXDB_BUCKET\") |> range(start:-10m) |> filter(fn:(r) => r._measurement == \"$1\" ${2:+and $2}) |> group() |> count()" |
+    awk -F, 'NR==2 {print $NF}' | tr -d '\r'
+}
+# What must have reached InfluxDB: what|measurement|Flux condition.
+expect=(
+  "host CPU, Telegraf|cpu|"
+  "the broker container, Telegraf's docker input|docker_container_cpu|r.container_name =~ /-$broker-[0-9]+\$/"
+  "the node_exporter scrape|prometheus|r.source == \"node_exporter\""
+  "k6 metrics of this run|mqtt_publishes|r.run_id == \"$run_id\""
+)
+case "$broker" in
+  mosquitto) expect+=("the broker's \$SYS|mosquitto_sys|") ;;
+  *) expect+=("the broker's metrics|prometheus|r.source == \"$broker\"") ;;
+esac
+sleep 12 # two Telegraf flushes
+for e in "${expect[@]}"; do
+  IFS='|' read -r what m f <<<"$e"
+  n=$(count "$m" "$f")
+  ((${n:-0} > 0)) || die "no $what in InfluxDB (measurement $m${f:+, $f})"
+  log "InfluxDB has $what: $n points"
+done
+
+# The broker's CPU is its container's alone (not Telegraf's, named after it).
+containers=$(flux "from(bucket:\"$INFLUXDB_BUCKET\") |> range(start:-10m) |> filter(fn:(r) => r._measurement == \"docker_container_cpu\") |> keep(columns:[\"container_name\"]) |> distinct(column:\"container_name\") |> group()" |
+  tr -d '\r' | awk -F, 'NR>1 && $NF != "" {print $NF}' | sort -u | tr '\n' ' ')
+[[ "$containers" =~ ^[^\ ]*-$broker-[0-9]+\ $ ]] || die "docker_container_cpu holds other containers than the broker's: $containers"
+
+"$copy/scripts/compose.sh" smoke
+
+log "scripts/report.sh $run_id"
+"$copy/scripts/report.sh" "$run_id"
+grep -q "$run_id" "reports/$run_id/report.md" || die "the report does not name its run"
+
+log "down, then up again: the data and the secrets stay"
+dc --profile "$broker" down
+dc --profile "$broker" up -d --wait
+[[ "$(secret influx_token)" == "$INFLUX_TOKEN" ]] || die "a second up changed the InfluxDB token"
+n=$(count mqtt_publishes "r.run_id == \"$run_id\"")
+((${n:-0} > 0)) || die "the run's k6 points are gone after down and up"
+
+dc --profile "$broker" down
+left=$(docker ps -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
+[[ -z "$left" ]] || die "containers still running after down: $left"
+log "compose end to end ($broker): passed in $((SECONDS - t0))s"
