@@ -72,6 +72,27 @@ k6_key() {
 : "${INFLUXDB_RETENTION:=30d}"
 export INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT MQTT_PORT INFLUXDB_ORG INFLUXDB_BUCKET INFLUXDB_RETENTION
 
+# as_root CMD...: runs CMD as root, through sudo when this is not root.
+as_root() {
+  if [[ $(id -u) == 0 ]]; then "$@"; return; fi
+  command -v sudo >/dev/null || die "root (or sudo) is needed to run: $*"
+  sudo "$@"
+}
+
+# missing_packages PKG...: prints the Debian packages not installed yet.
+missing_packages() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+  done
+}
+
+# apt_install PKG...: installs the Debian packages named.
+apt_install() {
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
 # Go module copies must be writable for builds that edit go.mod.
 go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   local dir
