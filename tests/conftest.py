@@ -36,6 +36,24 @@ TEST_PORTS = {
 }
 
 
+def load_dashboards():
+    """The provisioned dashboards, by file name."""
+    return {p.name: json.loads(p.read_text()) for p in sorted((ROOT / "grafana/dashboards").glob("*.json"))}
+
+
+def dashboard_queries():
+    """Every Flux text Grafana runs: (board, where, query) of panel targets,
+    variables and annotations."""
+    for name, d in load_dashboards().items():
+        for p in d["panels"]:
+            for t in p["targets"]:
+                yield name, p["title"], t["query"]
+        for v in d["templating"]["list"]:
+            yield name, f"variable {v['name']}", v["query"]
+        for a in d["annotations"]["list"]:
+            yield name, f"annotation {a['name']}", a["target"]["query"]
+
+
 def lib_value(expr):
     """Evaluates a shell expression after sourcing scripts/lib.sh."""
     return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; {expr}"], text=True).strip()

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, lib_value, run_scenario_to_influx
+from conftest import ROOT, dashboard_queries, lib_value, load_dashboards, run_scenario_to_influx
 
 BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
-DASHBOARDS = ROOT / "grafana/dashboards"
 
 
 def compose(*args):
@@ -101,10 +100,6 @@ def test_no_secret_in_repo_files():
     assert ".env.local" not in tracked
 
 
-def load_dashboards():
-    return {p.name: json.loads(p.read_text()) for p in sorted(DASHBOARDS.glob("*.json"))}
-
-
 def test_dashboards_lint():
     subprocess.run(["python3", str(ROOT / "scripts/grafana_dashboards.py"), "--check"], check=True)
     boards = load_dashboards()
@@ -120,17 +115,6 @@ def test_dashboards_lint():
             for t in p["targets"]:
                 assert t["datasource"]["uid"] == "mqtt-bench-influxdb"
                 assert "${run_id}" in t["query"] or "${broker}" in t["query"], (name, p["title"])
-
-
-def all_queries():
-    for name, d in load_dashboards().items():
-        for p in d["panels"]:
-            for t in p["targets"]:
-                yield name, p["title"], t["query"]
-        for v in d["templating"]["list"]:
-            yield name, f"variable {v['name']}", v["query"]
-        for a in d["annotations"]["list"]:
-            yield name, f"annotation {a['name']}", a["target"]["query"]
 
 
 def bind(query, start, run_id, scenario):
@@ -160,7 +144,7 @@ def filled_run(stack, k6_bin, tmp_path_factory):
 def test_every_dashboard_query_runs_and_core_panels_have_data(stack, filled_run):
     start, run_id = filled_run
     empty, errors = [], []
-    for board, title, query in all_queries():
+    for board, title, query in dashboard_queries():
         try:
             rows = stack.flux(bind(query, start, run_id, "p2p"))
         except Exception as e:  # noqa: BLE001 - report every failing query at once

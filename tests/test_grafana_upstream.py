@@ -15,8 +15,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import ROOT
+from conftest import ROOT, dashboard_queries, load_dashboards
 
 GRAFANA = ROOT / "grafana"
 DS_FILE = GRAFANA / "provisioning/datasources/influxdb.yaml"
@@ -25,69 +26,18 @@ DS_REF = {"type": "influxdb", "uid": "mqtt-bench-influxdb"}
 TOKEN_FILE = "/run/secrets/mqtt-bench/influx_token"
 
 
-def parse_yaml(text):
-    """The block YAML of our provisioning files (mappings, lists of mappings,
-    plain scalars): the project's venv has no YAML library."""
-    lines = []
-    for raw in text.splitlines():
-        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
-        if line.strip():
-            lines.append((len(line) - len(line.lstrip()), line.strip()))
-
-    def scalar(s):
-        if s[:1] in "'\"":
-            return s[1:-1]
-        return {"true": True, "false": False}.get(s, int(s) if s.isdigit() else s)
-
-    def block(i, indent):
-        if lines[i][1].startswith("- "):
-            items = []
-            while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
-                lines[i] = (indent + 2, lines[i][1][2:])
-                item, i = block(i, indent + 2)
-                items.append(item)
-            return items, i
-        mapping = {}
-        while i < len(lines) and lines[i][0] == indent:
-            key, _, value = lines[i][1].partition(":")
-            assert not lines[i][1].startswith("- "), f"unsupported YAML: {lines[i][1]}"
-            if value.strip():
-                mapping[key], i = scalar(value.strip()), i + 1
-            else:
-                mapping[key], i = block(i + 1, lines[i + 1][0])
-        return mapping, i
-
-    return block(0, lines[0][0])[0]
-
-
-def dashboards():
-    return {p.name: json.loads(p.read_text()) for p in sorted((GRAFANA / "dashboards").glob("*.json"))}
-
-
 def panels():
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         for p in d["panels"]:
             yield name, p
 
 
-def queries():
-    """Every Flux text Grafana runs: panel targets, variables, annotations."""
-    for name, d in dashboards().items():
-        for p in d["panels"]:
-            for t in p["targets"]:
-                yield name, p["title"], t["query"]
-        for v in d["templating"]["list"]:
-            yield name, f"variable {v['name']}", v["query"]
-        for a in d["annotations"]["list"]:
-            yield name, f"annotation {a['name']}", a["target"]["query"]
-
-
 def datasource():
-    return parse_yaml(DS_FILE.read_text())["datasources"][0]
+    return yaml.safe_load(DS_FILE.read_text())["datasources"][0]
 
 
 def provider():
-    return parse_yaml(PROVIDER_FILE.read_text())["providers"][0]
+    return yaml.safe_load(PROVIDER_FILE.read_text())["providers"][0]
 
 
 def grafana_service():
@@ -151,7 +101,7 @@ def check_units():
 
 
 def check_schema_version():
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         assert 13 <= d["schemaVersion"] <= 41, (name, d["schemaVersion"])
         # What the migrations up to the latest (40 refresh, 41 time_options,
         # 42 hideFrom, 43 formatTime) would change: nothing here.
@@ -163,7 +113,7 @@ def check_schema_version():
 
 
 def check_refresh_interval():
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         value, unit = re.fullmatch(r"(\d+)(s|m|h)", d["refresh"]).groups()
         assert int(value) * {"s": 1, "m": 60, "h": 3600}[unit] >= 5, name
 
@@ -200,7 +150,7 @@ def check_file_secret_survives_expand_env():
 
 
 def check_datasource_by_uid():
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         refs = [p["datasource"] for p in d["panels"]]
         refs += [t["datasource"] for p in d["panels"] for t in p["targets"]]
         refs += [v["datasource"] for v in d["templating"]["list"]]
@@ -211,14 +161,14 @@ def check_datasource_by_uid():
 
 def check_flux_macros():
     macros = {"timeRangeStart", "timeRangeStop", "windowPeriod", "bucket", "defaultBucket", "organization"}
-    for board, title, q in queries():
+    for board, title, q in dashboard_queries():
         for obj, attr in re.findall(r"([a-zA-Z]+)\.([a-zA-Z]+)", q):  # macros.go's fluxVariableFilterExp
             # Grafana rewrites any x.<macro> as text, and defines no v record.
             assert (obj == "v") == (attr in macros), (board, title, f"{obj}.{attr}")
 
 
 def check_template_variables():
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         names = {v["name"] for v in d["templating"]["list"]}
         for v in d["templating"]["list"]:
             assert v["type"] == "query" and v["refresh"] in (1, 2), (name, v["name"])
@@ -226,7 +176,7 @@ def check_template_variables():
             # editor still accept; the editor saves {refId, query} objects.
             assert isinstance(v["query"], str) and v["definition"] == v["query"], (name, v["name"])
             assert "schema.tagValues(bucket: v.defaultBucket" in v["query"], (name, v["name"])
-        for board, title, q in queries():
+        for board, title, q in dashboard_queries():
             assert set(re.findall(r"\$\{(\w+)\}", q)) <= names, (board, title)
 
 
@@ -238,14 +188,14 @@ def check_variables_read_written_tags():
         "scenario": "tags: { scenario: name" in scenario_js,
         "broker": re.search(r"^\[global_tags\]\n(?:.*\n)*?\s*broker = ", telegraf, re.M) is not None,
     }
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         for v in d["templating"]["list"]:
             tag = re.search(r'tag: "(\w+)"', v["query"]).group(1)
             assert written.get(tag), (name, v["name"], tag)
 
 
 def check_flux_annotations():
-    for name, d in dashboards().items():
+    for name, d in load_dashboards().items():
         for a in d["annotations"]["list"]:
             assert set(a) <= {"name", "datasource", "enable", "hide", "iconColor", "target", "filter", "builtIn"}
             assert set(a["target"]) == {"refId", "query"}, (name, a["name"])
