@@ -95,8 +95,11 @@ done
 run_id="e2e-$broker-$(date -u +%Y%m%dT%H%M%S)"
 log "docker compose run --rm k6 run fanin.js   (run $run_id)"
 dc run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e SCALE="${E2E_SCALE:-0.05}" -e DURATION="${E2E_DURATION:-20s}" \
-  k6 run fanin.js
+  k6 run fanin.js 2>&1 | tee "$work/k6.log"
 [[ -s "reports/raw/$run_id.json" ]] || die "k6 wrote no result file reports/raw/$run_id.json"
+# The live status line, every 10 s: elapsed/planned, connections open/planned.
+grep -Eq 'mqtt: 0:10/0:[0-9]{2} connections [0-9]+/[0-9]+ sent' "$work/k6.log" ||
+  die "k6 printed no status line at 0:10"
 
 # flux QUERY: the CSV answer of InfluxDB (the token through a header file).
 flux() {
