@@ -192,6 +192,15 @@ def test_missing_token_is_named(step_run, tmp_path):
     assert r.returncode == 0 and "INFLUX_TOKEN is not set" in r.stderr
 
 
+def test_refused_token_is_named_not_a_crash(step_run, tmp_path):
+    # Another stack's token (say the native one's, with compose's InfluxDB up).
+    env = dict(step_run["env"], INFLUX_TOKEN="another-stacks-token")
+    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(tmp_path)], env)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"InfluxDB at {step_run['env']['INFLUX_URL']} refuses INFLUX_TOKEN" in r.stderr, r.stderr
+    assert "Missing data" in (tmp_path / step_run["run_id"] / "report.md").read_text()
+
+
 def test_unknown_run_is_a_clear_error(step_run):
     r = report(["no-such-run", "--results", str(step_run["raw"])], step_run["env"])
     assert r.returncode == 2 and "no result file for run 'no-such-run'" in r.stderr and "Traceback" not in r.stderr

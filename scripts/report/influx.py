@@ -8,6 +8,7 @@ import urllib.request
 from datetime import UTC, datetime
 
 from influxdb_client import InfluxDBClient
+from influxdb_client.rest import ApiException
 
 import flux_filters as ff
 
@@ -60,6 +61,16 @@ class Influx:
             raise MissingData(
                 f"InfluxDB at {url} is unreachable ({e.__class__.__name__}: {_reason(e)}), so host and broker "
                 "metrics are missing: start it (scripts/stack.sh up) or set INFLUX_URL"
+            ) from None
+        # ping() needs no token: a wrong one (another stack's) is found here,
+        # once, rather than as a crash in the first query.
+        try:
+            self.client.buckets_api().find_bucket_by_name(bucket)
+        except ApiException as e:
+            raise MissingData(
+                f"InfluxDB at {url} refuses INFLUX_TOKEN (HTTP {e.status} {e.reason}), so host and broker metrics "
+                "are missing: use the token of the stack that runs there (native: .env.local; compose: "
+                "scripts/compose.sh secret influx_token)"
             ) from None
 
     @classmethod
