@@ -12,13 +12,6 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# Our pinned build where setup.sh made it, else the installed plugin.
-compose() {
-  local bin=(docker compose)
-  [[ -x "$(compose_bin)" ]] && bin=("$(compose_bin)")
-  "${bin[@]}" --project-directory "$ROOT" "$@"
-}
-
 case "${1:-}" in
   secret)
     [[ "${2:-}" =~ ^[a-z_]+$ ]] || die "usage: scripts/compose.sh secret NAME (influx_token, grafana_admin_password, ...)"

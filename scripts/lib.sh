@@ -159,9 +159,15 @@ ensure_secrets() {
 # generated (in the `secrets` volume): influx_token, grafana_admin_password,
 # influxdb_admin_password, emqx_dashboard_password, nanomq_http_password.
 compose_secret() {
+  compose run --rm --no-deps -T --entrypoint cat init "/run/secrets/mqtt-bench/$1"
+}
+
+# compose ARGS...: docker compose on this project, with our pinned build where
+# scripts/setup.sh made it, else the installed plugin.
+compose() {
   local dc=(docker compose)
   [[ -x "$(compose_bin)" ]] && dc=("$(compose_bin)")
-  "${dc[@]}" --project-directory "$ROOT" run --rm --no-deps -T --entrypoint cat init "/run/secrets/mqtt-bench/$1"
+  "${dc[@]}" --project-directory "$ROOT" "$@"
 }
 
 # influx_curl ARGS...: curl with INFLUX_TOKEN's Authorization header read from
