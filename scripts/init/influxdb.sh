@@ -33,14 +33,17 @@ read_secret() {
 for v in org bucket; do
   [[ "${!v}" =~ ^[A-Za-z0-9._-]+$ ]] || die "INFLUXDB_${v^^} must be letters, digits, '.', '_' or '-', got '${!v}'"
 done
-n="${retention%[smhdw]}"
 case "$retention" in
   0|infinite) secs=0 ;;
-  *s) secs=$n ;; *m) secs=$((n * 60)) ;; *h) secs=$((n * 3600)) ;;
-  *d) secs=$((n * 86400)) ;; *w) secs=$((n * 604800)) ;;
-  *) die "INFLUXDB_RETENTION must look like 30d, 12h or 0 (infinite), got '$retention'" ;;
+  *)
+    [[ "$retention" =~ ^([0-9]+)([smhdw])$ ]] ||
+      die "INFLUXDB_RETENTION must look like 30d, 12h or 0 (infinite), got '$retention'"
+    n="${BASH_REMATCH[1]}"
+    case "${BASH_REMATCH[2]}" in
+      s) secs=$n ;; m) secs=$((n * 60)) ;; h) secs=$((n * 3600)) ;; d) secs=$((n * 86400)) ;; w) secs=$((n * 604800)) ;;
+    esac
+    ;;
 esac
-[[ "$secs" =~ ^[0-9]+$ ]] || die "INFLUXDB_RETENTION must look like 30d, 12h or 0 (infinite), got '$retention'"
 
 token=$(read_secret INFLUX_TOKEN_FILE)
 api() { curl -fsS --max-time 10 -H @<(printf 'Authorization: Token %s\n' "$token") "$@"; }
@@ -53,18 +56,24 @@ if [[ "$allowed" =~ \"allowed\":\ *true ]]; then
     "$(json_escape "$password")" "$org" "$bucket" "$(json_escape "$token")" "$secs" |
     curl -fsS --max-time 30 -o /dev/null -X POST -H 'Content-Type: application/json' --data @- "$url/api/v2/setup" ||
     die "first-run setup failed (see InfluxDB's log)"
-  # InfluxQL (and Grafana's InfluxQL panels) read the bucket as database/autogen.
-  b=$(api "$url/api/v2/buckets?name=$bucket" | tr -d ' \n')
-  # The bucket's own "id" is the first after "buckets" (its links hold paths,
-  # not ids); "orgID" appears once.
-  bucket_id=$(grep -o '"buckets":\[.*' <<<"$b" | grep -o '"id":"[0-9a-f]*"' | head -n 1 | cut -d'"' -f4 || true)
-  org_id=$(grep -o '"orgID":"[0-9a-f]*"' <<<"$b" | head -n 1 | cut -d'"' -f4 || true)
-  [[ -n "$bucket_id" && -n "$org_id" ]] || die "bucket $bucket was not created"
+  echo "InfluxDB set up: org $org, bucket $bucket (retention $retention)"
+fi
+b=$(api "$url/api/v2/buckets?name=$bucket" | tr -d ' \t\n') ||
+  die "InfluxDB at $url was set up with another token than the one in $INFLUX_TOKEN_FILE"
+
+# InfluxQL (and Grafana's InfluxQL panels) read the bucket as database/autogen.
+# InfluxDB 2.7 maps every bucket so itself (a "virtual" mapping); one is
+# made here only where none exists.
+# The bucket's own "id" is the first after "buckets" (its links hold paths,
+# not ids); "orgID" appears once.
+bucket_id=$(grep -o '"buckets":\[.*' <<<"$b" | grep -o '"id":"[0-9a-f]*"' | head -n 1 | cut -d'"' -f4 || true)
+org_id=$(grep -o '"orgID":"[0-9a-f]*"' <<<"$b" | head -n 1 | cut -d'"' -f4 || true)
+[[ -n "$bucket_id" && -n "$org_id" ]] || die "bucket $bucket does not exist in InfluxDB at $url"
+mapped=$(api "$url/api/v2/dbrps?orgID=$org_id&bucketID=$bucket_id" | tr -d ' \t\n') || die "listing DBRP mappings failed"
+if [[ "$mapped" != *'"bucketID":"'"$bucket_id"'"'* ]]; then
   printf '{"bucketID":"%s","orgID":"%s","database":"%s","retention_policy":"autogen","default":true}' \
     "$bucket_id" "$org_id" "$bucket" |
     api -o /dev/null -X POST -H 'Content-Type: application/json' --data @- "$url/api/v2/dbrps" ||
     die "the DBRP mapping of bucket $bucket failed"
-  echo "InfluxDB set up: org $org, bucket $bucket (retention $retention)"
+  echo "InfluxDB: bucket $bucket mapped to database $bucket/autogen for InfluxQL"
 fi
-api -o /dev/null "$url/api/v2/buckets?name=$bucket" ||
-  die "InfluxDB at $url was set up with another token than the one in $INFLUX_TOKEN_FILE"
