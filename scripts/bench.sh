@@ -98,11 +98,12 @@ else
   dc=(docker compose --project-directory "$ROOT")
   log "starting the $broker profile and waiting until healthy"
   "${dc[@]}" --profile "$broker" up -d --wait
-  # compose run builds the k6 image (k6/Dockerfile) when it is missing.
+  # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
+  # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
   log "running $scenario (run $run_id)"
   rc=0
   "${dc[@]}" run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
-    k6 run "${env_args[@]}" "$scenario.js" || rc=$?
+    k6 run --out "influxdb=http://telegraf:8186/k6" "${env_args[@]}" "$scenario.js" || rc=$?
   INFLUX_TOKEN=$(compose_secret influx_token)
   export INFLUX_TOKEN
 fi
