@@ -4,6 +4,7 @@ real InfluxDB of the native stack after a real k6 run."""
 
 import json
 import re
+import socket
 import subprocess
 import time
 from datetime import UTC, datetime, timedelta
@@ -159,3 +160,29 @@ def test_every_dashboard_query_runs_and_core_panels_have_data(stack, filled_run)
     assert not errors, "\n".join(errors)
     # Overview, Host, Mosquitto and generator panels must show the run.
     assert not empty, "panels without data:\n" + "\n".join(empty)
+
+
+def test_nanomq_healthcheck_passes_on_a_live_broker_only(stack):
+    # NanoMQ cannot run here; its healthcheck speaks plain MQTT (CONNECT,
+    # CONNACK), so it is run as compose writes it against the real Mosquitto
+    # of the native stack, and against a closed and a silent port.
+    services = json.loads(compose("--profile", "nanomq", "config", "--format", "json").stdout)["services"]
+    test = services["nanomq"]["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "bash", "-c"]
+    script = test[3].replace("$$", "$")
+    port = stack.mqtt_url.rsplit(":", 1)[1]
+
+    def check(p):
+        return subprocess.run(
+            ["bash", "-c", script.replace("/dev/tcp/127.0.0.1/1883", f"/dev/tcp/127.0.0.1/{p}")], timeout=10
+        )
+
+    assert check(port).returncode == 0
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        free = closed.getsockname()[1]
+    assert check(free).returncode != 0
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        assert check(silent.getsockname()[1]).returncode != 0

@@ -7,6 +7,7 @@ its container, host, container, $SYS and k6 metrics in InfluxDB, the report,
 data and secrets kept across down and up, nothing running after down.
 About 4 minutes with warm caches (the first run adds a debootstrap)."""
 
+import os
 import subprocess
 
 import pytest
@@ -16,6 +17,9 @@ from conftest import ROOT
 
 @pytest.fixture(scope="module")
 def docker_engine():
+    engine = subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    if not engine and os.geteuid() != 0:
+        pytest.skip("no Docker engine answers, and starting dockerd needs root (CI runs as root)")
     r = subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "start"], text=True, capture_output=True)
     assert r.returncode == 0, r.stderr
     yield

@@ -38,7 +38,7 @@ def env_file(name):
 
 
 def compose_service(name):
-    """The text of one service of compose.yaml (no YAML parser in the deps)."""
+    """The text of one service of compose.yaml as written: the checks look for its literal lines."""
     text = (ROOT / "compose.yaml").read_text()
     m = re.search(rf"^  {re.escape(name)}:\n(.*?)(?=^  \S|^\S|\Z)", text, re.M | re.S)
     assert m, f"no service {name} in compose.yaml"

@@ -46,7 +46,7 @@ def facts(name):
 
 
 def compose_service(name):
-    """The text of one service of compose.yaml (the venv has no YAML library)."""
+    """The text of one service of compose.yaml as written: the checks look for its literal lines."""
     m = re.search(rf"^  {name}:\n(.*?)(?=^  [a-z][\w-]*:\n|^\S)", COMPOSE, re.M | re.S)
     assert m, f"no service {name} in compose.yaml"
     return m.group(1)

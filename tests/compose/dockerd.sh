@@ -36,6 +36,8 @@ case "${1:-}" in
       sleep 0.5
     done
     tail -n 20 "$dir/dockerd.log" >&2
+    kill "$pid" 2>/dev/null || true
+    rm -f "$pidf" "$idf"
     die "dockerd did not start; log: $dir/dockerd.log"
     ;;
   stop)
