@@ -7,8 +7,8 @@
 #   2. pytest: the native stack (influxd, Telegraf, node_exporter, Mosquitto),
 #      the real k6 build running scripts and scenarios, compose and dashboards,
 #      and the compose stack end to end under Debian's dockerd, with images
-#      built here from the project's own builds (about 4 minutes; the first
-#      run adds a debootstrap of about 2).
+#      built here from the project's own builds (about 2.5 minutes; the first
+#      run on a machine adds a debootstrap of 1 to 3 minutes).
 # Extra arguments go to pytest (e.g. -k shared).
 set -euo pipefail
 # shellcheck source=lib.sh
