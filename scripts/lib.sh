@@ -109,11 +109,10 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
 # token or password would otherwise be used as is.
 # Values pass through files and builtins only, never a command's argv.
 ensure_secrets() {
-  local f="$ROOT/.env.local" group name value line v
+  local f="$ROOT/.env.local" name value line v
   touch "$f"
   chmod 600 "$f"
-  # Each entry: the names that share one secret.
-  local groups=("INFLUX_TOKEN" "INFLUXDB_ADMIN_PASSWORD")
+  local names=(INFLUX_TOKEN INFLUXDB_ADMIN_PASSWORD)
   local -A have=() empty=()  # name -> its first non-empty value; names with an empty entry
   while IFS= read -r line || [[ -n "$line" ]]; do
     [[ "$line" =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || continue
@@ -123,20 +122,14 @@ ensure_secrets() {
     [[ -n "${have[$name]:-}" ]] || have[$name]="$v"
   done <"$f"
   local -A fill=()  # names present but empty -> their new value
-  for group in "${groups[@]}"; do
-    value=""
-    for name in $group; do
-      value="${have[$name]:-}"
-      [[ -n "$value" ]] && break
-    done
+  for name in "${names[@]}"; do
+    value="${have[$name]:-}"
     [[ -n "$value" ]] || value=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
-    for name in $group; do
-      if [[ -z "${have[$name]+x}" ]]; then
-        printf '%s=%s\n' "$name" "$value" >>"$f"
-      elif [[ -n "${empty[$name]:-}" ]]; then
-        fill[$name]="${have[$name]:-$value}"
-      fi
-    done
+    if [[ -z "${have[$name]+x}" ]]; then
+      printf '%s=%s\n' "$name" "$value" >>"$f"
+    elif [[ -n "${empty[$name]:-}" ]]; then
+      fill[$name]="$value"
+    fi
   done
   if ((${#fill[@]})); then
     local tmp="$f.tmp.$$"
