@@ -95,14 +95,13 @@ if [[ "$mode" == native ]]; then
     "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js" || rc=$?
 else
-  dc=(docker compose --project-directory "$ROOT")
   log "starting the $broker profile and waiting until healthy"
-  "${dc[@]}" --profile "$broker" up -d --wait
+  compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
   log "running $scenario (run $run_id)"
   rc=0
-  "${dc[@]}" run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
+  compose run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
     k6 run --out "influxdb=http://telegraf:8186/k6" "${env_args[@]}" "$scenario.js" || rc=$?
   INFLUX_TOKEN=$(compose_secret influx_token)
   export INFLUX_TOKEN
