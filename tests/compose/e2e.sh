@@ -82,18 +82,18 @@ dc --profile "$broker" up -d --wait
 log "healthy in $((SECONDS - t0))s"
 [[ ! -e .env.local ]] || die "compose up wrote .env.local: secrets belong in the secrets volume"
 
-# What a user reads Grafana's password and the token with (README).
-secret() { dc run --rm --no-deps -T --entrypoint cat init "/run/secrets/mqtt-bench/$1"; }
+# What a user reads Grafana's password and the token with (README), from the copy.
+secret() { "$copy/scripts/compose.sh" secret "$1"; }
 INFLUX_TOKEN=$(secret influx_token)
 export INFLUX_TOKEN
 [[ ${#INFLUX_TOKEN} -ge 20 ]] || die "the generated InfluxDB token is too short: '${#INFLUX_TOKEN}' characters"
 # No secret is in any container's configuration (the patterns reach grep
-# through a file descriptor, not its argv).
+# through a file descriptor, not its argv): every file init wrote, so a
+# secret added to scripts/init/secrets.sh is checked too.
+mapfile -t names < <(dc run --rm --no-deps -T --entrypoint ls init /run/secrets/mqtt-bench)
+((${#names[@]} >= 6)) || die "the secrets volume holds ${#names[@]} files: ${names[*]}"
 secrets=()
-for name in influx_token influxdb_admin_password grafana_admin_password emqx_dashboard_password \
-  emqx_node_cookie nanomq_http_password; do
-  secrets+=("$(secret "$name")")
-done
+for name in "${names[@]}"; do secrets+=("$(secret "$name")"); done
 for c in $(dc --profile "$broker" ps -aq); do
   if docker inspect "$c" | grep -qFf <(printf '%s\n' "${secrets[@]}"); then die "docker inspect of $c shows a secret"; fi
 done
