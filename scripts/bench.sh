@@ -3,16 +3,20 @@
 # the report. Uses compose when a Docker engine with the images is there,
 # otherwise the native stack (building what is missing), and says which.
 #
-# Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose] [k6 options...]
+# Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose]
+#                        [--instances N] [k6 options...]
 #   k6 options go to `k6 run` as given: -e NAME=VALUE sets scenario parameters
 #   (-e QOS=0 -e RATE=5000 -e DURATION=2m; README: Parameters), and --out,
 #   --summary-export, --tag ... work as in k6. Under compose, k6 runs in its
 #   container: write files under /results (reports/raw on this host).
+#   --instances N splits the load over N k6 processes on this host (k6's
+#   execution segments, one source address each natively), then merges
+#   their results (k6 x mqtt-merge) into one, judged as one run.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-broker=mosquitto scenario=p2p mode=auto
+broker=mosquitto scenario=p2p mode=auto instances=1
 k6_env=() k6_args=()
 while (($#)); do
   case "$1" in
@@ -20,16 +24,17 @@ while (($#)); do
     --scenario) scenario="${2:?--scenario needs a name}"; shift 2 ;;
     --native) mode=native; shift ;;
     --compose) mode=compose; shift ;;
+    --instances) instances="${2:?--instances needs a number}"; shift 2 ;;
     -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*)
       # Any other k6 option, with its value: this script takes no
       # positional argument, so a word that follows an option is its value.
       k6_args+=("$1"); shift
       if (($#)) && [[ "$1" != -* ]]; then k6_args+=("$1"); shift; fi
       ;;
-    *) die "unexpected argument '$1': options of this script are --broker, --scenario, --native, --compose; the rest go to k6 (see scripts/bench.sh --help)" ;;
+    *) die "unexpected argument '$1': options of this script are --broker, --scenario, --native, --compose, --instances; the rest go to k6 (see scripts/bench.sh --help)" ;;
   esac
 done
 
@@ -40,6 +45,11 @@ if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
   die "unknown scenario '$scenario' (known: ${known[*]%.js})"
 fi
 for kv in "${k6_env[@]}"; do [[ "$kv" == *=* ]] || die "-e takes NAME=VALUE, got '$kv'"; done
+[[ "$instances" =~ ^[1-9][0-9]*$ ]] || die "--instances takes a whole number >= 1, got '$instances'"
+for a in "${k6_args[@]}"; do
+  [[ "$a" != --execution-segment* ]] || ((instances == 1)) ||
+    die "--instances sets each process's --execution-segment itself: give one or the other"
+done
 
 # compose needs an engine and the profile's images; otherwise native.
 images_present() {
@@ -70,6 +80,50 @@ mkdir -p "$ROOT/reports/raw"
 env_args=()
 for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
 env_args+=("${k6_args[@]}")
+user_local_address=false
+for kv in "${k6_env[@]}"; do [[ "$kv" == LOCAL_ADDRESS=* ]] && user_local_address=true; done
+
+# segment_args I: instance I's (0-based) execution segment of --instances,
+# with the sequence of all of them, so that k6 gives each its exact share.
+segment_args() {
+  local i=$1 seq=0 j
+  ((instances > 1)) || return 0
+  for ((j = 1; j < instances; j++)); do seq+=",$j/$instances"; done
+  seq+=",1"
+  printf '%s\n' --execution-segment "$i/$instances:$((i + 1))/$instances" --execution-segment-sequence "$seq"
+}
+
+# launch CMD...: runs the k6 command once per instance, with its segment
+# (and, natively, its own loopback source address: one address has ~28,000
+# ephemeral ports for one broker address), and waits for all. The first
+# instance talks to the terminal; the others write logs beside the
+# results. rc is the worst exit code.
+launch() {
+  local i pids=() seg code log
+  rc=0
+  for ((i = 0; i < instances; i++)); do
+    mapfile -t seg < <(segment_args "$i")
+    local extra=()
+    if ((instances > 1)) && [[ "$mode" == native ]] && ! $user_local_address; then
+      extra=(-e "LOCAL_ADDRESS=127.0.0.$((i + 2))")
+    fi
+    if ((i == 0)); then
+      "$@" "${seg[@]}" "${extra[@]}" &
+    else
+      log="$ROOT/reports/raw/$run_id.seg-$((i + 1))-of-$instances.log"
+      "$@" "${seg[@]}" "${extra[@]}" >"$log" 2>&1 &
+    fi
+    pids+=($!)
+  done
+  ((instances == 1)) || log "$instances k6 processes (instances 2..$instances log to reports/raw/$run_id.seg-*.log)"
+  for i in "${!pids[@]}"; do
+    code=0
+    wait "${pids[$i]}" || code=$?
+    ((code == 0)) || log "instance $((i + 1)) of $instances: k6 exit code $code"
+    ((code > rc)) && rc=$code
+  done
+  return 0
+}
 
 if [[ "$mode" == native ]]; then
   "$ROOT/scripts/setup.sh"
@@ -89,22 +143,31 @@ if [[ "$mode" == native ]]; then
   version="$(mosquitto -h 2>/dev/null | awk 'NR==1 {print $3}' || true)"
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
-  rc=0
-  K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" RESULTS_DIR="$ROOT/reports/raw" \
-    "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
-    "$ROOT/k6/scenarios/$scenario.js" || rc=$?
+  export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
+    MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" RESULTS_DIR="$ROOT/reports/raw"
+  launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
+    "$ROOT/k6/scenarios/$scenario.js"
+  merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
 else
   log "starting the $broker profile and waiting until healthy"
   compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
   log "running $scenario (run $run_id)"
-  rc=0
-  compose run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
-    k6 run --out "influxdb=http://telegraf:8186/k6" "${env_args[@]}" "$scenario.js" || rc=$?
+  launch compose run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
+    k6 run --out "influxdb=http://telegraf:8186/k6" "${env_args[@]}" "$scenario.js"
+  merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   INFLUX_TOKEN=$(compose_secret influx_token)
   export INFLUX_TOKEN
+fi
+
+# The instances' results become one, judged again as one run: the merge's
+# verdict (exit 99: a threshold failed, or an instance is missing) is the run's.
+if ((instances > 1)); then
+  mrc=0
+  merge || mrc=$?
+  ((mrc == 0 || mrc == 99)) || die "the merge of run $run_id failed (exit code $mrc): see its message above"
+  rc=$mrc
 fi
 
 # A run whose thresholds failed (k6 exit 99) is still reported.

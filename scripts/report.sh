@@ -15,5 +15,8 @@ if [[ -z "${INFLUX_TOKEN:-}" && -f "$ROOT/.env.local" ]]; then
   . "$ROOT/.env.local"
   set +a
 fi
+# The k6 build whose `k6 x mqtt-merge` merges a split run's instance files.
+MQTTBENCH_K6_BIN="$(k6_bin)"
+export MQTTBENCH_K6_BIN
 # From the caller's directory, so that relative paths in arguments work.
 PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" exec "$CACHE/venv/current/bin/python" -m report "$@"

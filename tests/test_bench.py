@@ -1,11 +1,12 @@
 """The main job (README's first command) on the native stack, and its bad input."""
 
 import json
+import os
 import shutil
 import subprocess
 import time
 
-from conftest import ROOT
+from conftest import ROOT, loopback_port
 
 
 def bench(stack, *args):
@@ -97,3 +98,58 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     assert f"{figures['throughput'][0]['delivered']:,}" in text
     assert 0 < figures["idle"]["kb_per_connection"] < 20
     assert "msg per CPU-second" in r.stdout and "KB per connection" in r.stdout
+
+
+def test_bench_splits_a_run_over_instances_merges_and_reports_it(stack):
+    run_id = f"bench-instances-{time.time_ns()}"
+    r = bench(stack, "--native", "--instances", "2", "-e", "DURATION=3s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
+    raw = ROOT / "reports/raw"
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        assert sorted(p.name for p in raw.glob(f"{run_id}.seg-*")) == [
+            f"{run_id}.seg-1-of-2.json",
+            f"{run_id}.seg-2-of-2.json",
+            f"{run_id}.seg-2-of-2.log",
+        ]
+        merged = json.loads((raw / f"{run_id}.json").read_text())
+        assert merged["passed"] and len(merged["instances"]) == 2, merged.get("diagnosis")
+        # Each from its own loopback source address.
+        addrs = {json.loads(p.read_text())["parameters"]["local_address"] for p in raw.glob(f"{run_id}.seg-*.json")}
+        assert addrs == {"127.0.0.2", "127.0.0.3"}
+        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "**Load generators:** 2 k6 instances" in report, report[-2000:]
+    finally:
+        for p in raw.glob(f"{run_id}*"):
+            p.unlink()
+        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+
+
+def test_bench_refuses_instances_that_are_not_a_count(stack):
+    r = bench(stack, "--native", "--instances", "0")
+    assert r.returncode != 0 and "--instances takes a whole number >= 1, got '0'" in r.stderr
+
+
+def test_instances_benchmark_script_runs(tmp_path):
+    """The split-run benchmark (connections over 4 processes, merged; RSS per
+    connection; merge time), small: it runs, and its figures hang together."""
+    page = tmp_path / "benchmarks-instances.md"
+    r = subprocess.run(
+        [
+            "python3",
+            str(ROOT / "scripts/bench-instances.py"),
+            "--connections",
+            "400",
+            "--duration",
+            "3s",
+            "--docs",
+            str(page),
+        ],
+        env=dict(os.environ, MQTTBENCH_INSTANCES_PORT=str(loopback_port(11899))),
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    text = page.read_text()
+    assert "| connections opened (merged) | 400 of 400 |" in text, text
+    assert "| merged verdict | passed (4 instances) |" in text, text

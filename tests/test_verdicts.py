@@ -52,7 +52,8 @@ def test_a_refused_initial_connection_fails_the_connection_thresholds(k6_bin, tm
     failed = c["mqtt_connect_failures"]
     assert failed >= 1 and c["mqtt_connects"] + failed == 8 and c["mqtt_reconnect_attempts"] == 0, c
     assert r["thresholds"]["mqtt_connect_failures count==0"] is False
-    assert r["thresholds"]["mqtt_connects count>=8"] is False
+    assert r["thresholds"]["mqtt_connects_missing count==0"] is False
+    assert r["metrics"]["mqtt_connects_missing"]["values"]["count"] == 8 - c["mqtt_connects"]
     d = r["diagnosis"]
     assert d["cause"] == "broker_refused" and f"{failed} of 8 connections" in d["text"], d
 

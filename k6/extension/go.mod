@@ -8,6 +8,7 @@ require (
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/mstoykov/k6-taskqueue-lib v0.1.3
 	github.com/sirupsen/logrus v1.9.3
+	github.com/spf13/cobra v1.4.0
 	go.k6.io/k6 v1.8.1
 	golang.org/x/sys v0.46.0
 )
@@ -71,7 +72,6 @@ require (
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/serenize/snaker v0.0.0-20201027110005-a7ad2135616e // indirect
 	github.com/spf13/afero v1.1.2 // indirect
-	github.com/spf13/cobra v1.4.0 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/tidwall/gjson v1.18.0 // indirect

@@ -88,6 +88,13 @@ export declare interface ConnectionOptions {
   read_buffer?: number;
   /** MQTT 5 Receive Maximum announced to the broker. */
   receive_maximum?: number;
+  /**
+   * Source addresses to dial from, in turn: "127.0.0.2", a list
+   * "10.0.0.5,10.0.0.6" or a range "127.0.0.2-127.0.0.9" (last byte). One
+   * address has about 28,000 ephemeral ports for one broker address.
+   * Replaces the VU's dialer (k6's blockHostnames and hosts do not apply).
+   */
+  local_address?: string;
 }
 
 /** Options of a group of connections. */
@@ -108,6 +115,11 @@ export declare interface GroupOptions extends ConnectionOptions {
    * name, never a client id. (`servers` is refused: a group has one url.)
    */
   tags?: Record<string, string | number | boolean>;
+  /**
+   * The flow the group's traffic belongs to in streams(): instances' result
+   * files merge their per-stream accounting by flow name. Default "".
+   */
+  flow?: string;
 }
 
 export declare interface PublisherGroupOptions extends GroupOptions {
@@ -164,6 +176,8 @@ export declare interface ConnectResult {
    * back through a shared subscription to the same filter).
    */
   shared_check?: 'announced' | 'received';
+  /** Probe messages published ("received"): one per filter, for reconciling a broker's own counters. */
+  probes?: number;
 }
 
 export declare interface PublishPhase {
@@ -236,6 +250,8 @@ export declare interface DeliveryStats {
   polled_sockets: number;
   /** The lowest QoS the broker granted (-1 before any SUBACK). */
   granted_qos: number;
+  /** Shared-subscription probe messages this group's members received and skipped. */
+  probes_received: number;
 }
 
 export declare class SubscriberGroup {
@@ -335,7 +351,48 @@ export declare function setPlan(plan: {
   connections?: number;
   /** Between status lines; at least "1s". Default "10s". */
   status_interval?: Duration;
+  /**
+   * Instances the test is split into (segment().count). With more than one,
+   * mqtt_lost counts only the streams this instance sees whole (its own
+   * publishers, no shared subscription): the merge counts the others.
+   */
+  instances?: number;
 }): void;
+
+/**
+ * This instance's place in a test split by k6's execution segments
+ * (--execution-segment, --execution-segment-sequence; k6-operator passes
+ * them): one instance alone is { segment: "0:1", sequence: "0,1", index: 0,
+ * count: 1 }. After the init context only.
+ */
+export declare function segment(): { segment: string; sequence: string; index: number; count: number };
+
+/**
+ * This instance's share of n things (clients): k6's own striped scaling
+ * gives the count, so that the counts of the whole sequence add up to n;
+ * instances take consecutive ranges in sequence order from base.
+ */
+export declare function share(n: number): { base: number; count: number };
+
+/**
+ * Every whole-run latency histogram with samples, by metric stem
+ * (mqtt_latency, mqtt_latency_intended, mqtt_send_lag, mqtt_connect_duration,
+ * mqtt_suback_duration, mqtt_puback_duration), in HdrHistogram's V2
+ * compressed base64 encoding (hdrhistogram-go's Encode): microseconds,
+ * 1 µs to 1 h, 3 significant digits.
+ */
+export declare function histograms(): Record<string, string>;
+
+/**
+ * The delivery accounting by flow (the groups' `flow` option): publishers
+ * [id, sent, rejected] and receivers [receiver, publisher, unique,
+ * duplicates, out of order], a receiver being a subscriber's index or a
+ * shared subscription's filter. A stream's loss is sent - rejected - unique.
+ */
+export declare function streams(): Record<string, {
+  publishers: Array<[number, number, number]>;
+  receivers: Array<[string, number, number, number, number]>;
+}>;
 
 /** A process-wide note, readable in handleSummary through notes(). */
 export declare function note(key: string, value: unknown): void;
@@ -353,11 +410,15 @@ export declare const limits: { rate: number; payload: number; payload_min: numbe
 
 export declare function parseUrl(url: string): { addr: string; host: string; secure: boolean } | { error: string };
 
+/** Validates a local_address value (for scripts that read one from the environment). */
+export declare function parseLocalAddress(value: string): { addresses: string[] } | { error: string };
+
 /**
- * Reserves `<dir>/<runId>.json` for the run's result by creating it exclusively (throws when it exists:
- * a result file is never overwritten). Returns its path; handleSummary then writes the result there.
+ * Reserves `<dir>/<runId><suffix>.json` for the run's result by creating it exclusively (throws when it
+ * exists: a result file is never overwritten). suffix: "" for a test in one instance, else the instance's
+ * (".seg-2-of-4"). Returns its path; handleSummary then writes the result there.
  */
-export declare function claimResult(dir: string, runId: string): string;
+export declare function claimResult(dir: string, runId: string, suffix: string): string;
 
 /** 12 random hex digits, e.g. to make run ids unique across generator processes and hosts. */
 export declare function randomId(): string;

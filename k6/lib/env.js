@@ -96,6 +96,19 @@ export function url(name, def) {
   return v;
 }
 
+// localAddress: source addresses for the connections (the extension's
+// local_address option): empty for the system's choice.
+export function localAddress(name) {
+  const v = raw(name);
+  if (v === undefined) return '';
+  const parsed = mqtt.parseLocalAddress(v);
+  if (parsed.error) {
+    fail(name, v, `${parsed.error} (the generator's source addresses: several processes on one host give each its own)`);
+    return '';
+  }
+  return v;
+}
+
 // runId: a name for the run's result file and tags, so no path separators.
 export function runId(name) {
   const v = raw(name);
@@ -126,15 +139,9 @@ export function steps(name) {
   return out;
 }
 
-// SEGMENT="i/n": this generator process runs slice i (0-based) of n.
-export function segment(name) {
-  const v = raw(name) ?? '0/1';
-  const m = /^(\d+)\/(\d+)$/.exec(v);
-  if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) {
-    fail(name, v, 'expected i/n with 0 <= i < n, e.g. 0/2 and 1/2 for two generator processes');
-    return { index: 0, count: 1 };
-  }
-  return { index: Number(m[1]), count: Number(m[2]) };
+// gone: a parameter that no longer exists stops the run with what replaces it.
+export function gone(name, instead) {
+  if (raw(name) !== undefined) problems.push(`${name} is no longer a parameter: ${instead}`);
 }
 
 // check throws once with every problem found, so a user fixes all at once.

@@ -7,12 +7,18 @@
 // such as 'test/{i}'), subscribers subscribe to subTopics, and each message
 // published is expected `fanout` times at the subscribers.
 import exec from 'k6/execution';
-import { Gauge } from 'k6/metrics';
+import { Counter, Gauge } from 'k6/metrics';
 import mqtt from 'k6/x/mqtt';
 import * as env from './env.js';
-import { summary } from './summary.js';
+import { instanceSuffix, summary } from './summary.js';
 
 const stepRate = new Gauge('mqtt_step_rate'); // step boundaries, for annotations
+// Verdicts that hold whatever this instance's share: thresholds are fixed
+// before k6 tells a script its execution segment, so they cannot name the
+// share's counts. Planned connections never opened:
+const connectsMissing = new Counter('mqtt_connects_missing');
+// Flows that publish to subscribers here, of which these received nothing:
+const nothingReceived = new Counter('mqtt_nothing_received');
 
 // The project's reports/raw, wherever k6 is started (`k6 run fanin.js` in
 // k6/scenarios), so that scripts/report.sh finds the result: resolved from
@@ -23,8 +29,8 @@ const RESULTS_DIR = decodeURIComponent(import.meta.resolve('../../reports/raw').
 // KNOWN are the parameters params() reads (and k6's own K6_ variables are
 // never near them).
 const KNOWN = ['SCALE', 'BROKER', 'MQTT_URL', 'MQTT_URL_B', 'MQTT_VERSION', 'QOS', 'PAYLOAD', 'PUBLISHERS',
-  'SUBSCRIBERS', 'RATE', 'DURATION', 'CONNECT_RATE', 'KEEPALIVE', 'P99_MS', 'STEPS', 'PAYLOADS', 'SEGMENT',
-  'RESULTS_DIR', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID', 'CLEAN_SESSION', 'SESSION_EXPIRY'];
+  'SUBSCRIBERS', 'RATE', 'DURATION', 'CONNECT_RATE', 'KEEPALIVE', 'P99_MS', 'STEPS', 'PAYLOADS', 'MAX_INSTANCES',
+  'LOCAL_ADDRESS', 'RESULTS_DIR', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID', 'CLEAN_SESSION', 'SESSION_EXPIRY'];
 
 // params reads every parameter from the environment over the scenario's defaults.
 function params(name, d) {
@@ -48,9 +54,16 @@ function params(name, d) {
     p99_ms: env.number('P99_MS', d.p99Ms ?? 100, { above: true }),
     steps: env.steps('STEPS'),
     payloads: d.payloads ? env.text('PAYLOADS', d.payloads.join(',')).split(',').map(Number) : undefined,
-    segment: env.segment('SEGMENT'),
+    // The scenario's VUs: k6 splits them over the instances of a
+    // segmented test, and each instance's first VU runs its share, so at
+    // most this many instances get one.
+    max_instances: env.number('MAX_INSTANCES', 32, { min: 1, integer: true, max: 1000, why: 'each is an idle VU in every instance' }),
     scale,
     results_dir: env.text('RESULTS_DIR', RESULTS_DIR),
+    // Source addresses of this generator's connections (127.0.0.2, a list
+    // or 127.0.0.2-127.0.0.9): past ~28,000 connections from one address
+    // to one broker address, the ephemeral ports run out.
+    local_address: env.localAddress('LOCAL_ADDRESS'),
     run_id: env.runId('RUN_ID'),
     // Isolates concurrent runs on one broker: their topics would otherwise
     // cross (mqttbs uses test/{i} everywhere), and the streams with them.
@@ -64,6 +77,8 @@ function params(name, d) {
     session_expiry: env.number('SESSION_EXPIRY', 0, { integer: true, max: 4294967295, why: 'a 32-bit field in CONNECT' }),
   };
   env.warnUnknown(name, KNOWN);
+  env.gone('SEGMENT', 'k6 splits the load itself: run every instance with --execution-segment i/n ' +
+    '--execution-segment-sequence 0,1/n,...,1 and the same RUN_ID, or use scripts/bench.sh --instances n (README: Several generators)');
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
@@ -110,13 +125,6 @@ function params(name, d) {
   return p;
 }
 
-// slice gives this generator process its share of n clients (SEGMENT=i/n).
-function slice(n, seg) {
-  const per = Math.ceil(n / seg.count);
-  const start = Math.min(n, seg.index * per);
-  return { base: start, count: Math.max(0, Math.min(n, start + per) - start) };
-}
-
 // scenario(name, defaults, workload): workload(params) returns the flows.
 export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
@@ -126,20 +134,15 @@ export function scenario(name, defaults, workload) {
     throw new Error(`${name}: PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +
       'give at least one of them a value > 0, or leave them unset for the scenario\'s own numbers');
   }
-  // Verdicts that agree with the counts: every planned connection opened
-  // (this process's share; a payload sweep opens its publishers again per
-  // size), and a run that should deliver delivered something.
-  const share = (n) => slice(n, p.segment).count;
-  const rounds = p.payloads ? p.payloads.length : 1;
-  const planned = flows.reduce((n, f) => n + share(f.subscribers) + share(f.publishers) * rounds, 0);
-  // Open at once when all are up (a sweep closes one size's publishers first).
-  const atOnce = flows.reduce((n, f) => n + share(f.subscribers) + share(f.publishers), 0);
+  // Thresholds hold for any instance's share (k6 settles them before it
+  // tells a script its segment) and for the merge of every instance's
+  // result, which judges them again on the merged counts.
   const thresholds = {
     mqtt_connect_failures: ['count==0'],
-    mqtt_connects: [`count>=${planned}`],
+    mqtt_connects_missing: ['count==0'],
   };
-  if (publishing && flows.some((f) => f.fanout > 0 && share(f.subscribers) > 0)) {
-    thresholds.mqtt_receives = ['count>0'];
+  if (publishing && flows.some((f) => f.fanout > 0 && f.subscribers > 0)) {
+    thresholds.mqtt_nothing_received = ['count==0'];
   }
   if (publishing) {
     thresholds.mqtt_latency_p99 = [`value<${p.p99_ms}`];
@@ -155,8 +158,9 @@ export function scenario(name, defaults, workload) {
     // An ack outside the QoS flow (a PUBACK to QoS 2): the broker does not
     // give the QoS the run is named after.
     thresholds.mqtt_protocol_errors = ['count==0'];
-    // Loss can be judged here only when this process sees every stream.
-    if (p.qos >= 1 && p.segment.count === 1) thresholds.mqtt_lost = ['count==0'];
+    // What this instance can judge; the merge of a segmented run's results
+    // counts every stream exactly.
+    if (p.qos >= 1) thresholds.mqtt_lost = ['count==0'];
   }
   // k6 passes a threshold whose metric never had a sample (a p99 bound when
   // no message arrived): run() counts such metrics here, failing the run.
@@ -168,8 +172,11 @@ export function scenario(name, defaults, workload) {
       // so the progress line tells the truth. The graceful stop holds what
       // may come on top: each step's wait for its last acks (5 s), the
       // drain of the last messages (up to 120 s) and the close.
+      // MAX_INSTANCES VUs, which k6 splits over a segmented test's
+      // instances: each instance's first VU runs the instance's share (one
+      // VU drives thousands of connections), the others end at once.
       [name]: {
-        executor: 'per-vu-iterations', vus: 1, iterations: 1,
+        executor: 'per-vu-iterations', vus: p.max_instances, iterations: 1,
         maxDuration: `${p.planned_s + 10}s`, gracefulStop: `${150 + 5 * p.planned_steps}s`,
       },
     },
@@ -177,13 +184,25 @@ export function scenario(name, defaults, workload) {
     setupTimeout: '60s',
   };
 
-  // setup fixes the run id once for the test and reserves its result file:
-  // a random part keeps generators started in the same second apart, and
-  // a RUN_ID whose file exists stops here, before any connection.
+  // setup fixes the run id once for the test and reserves this instance's
+  // result file: a random part keeps generators started in the same
+  // second apart, and a RUN_ID whose file exists stops here, before any
+  // connection. The instances of a segmented test must share the run id,
+  // so there it is the user's to give.
   function setup() {
+    const seg = mqtt.segment();
+    if (seg.count > 1 && !p.run_id) {
+      throw new Error(`${name}: RUN_ID is required with --execution-segment (this is ${seg.segment} of ` +
+        `${seg.sequence}): give every instance the same one, e.g. -e RUN_ID=${name}-run1, so that ` +
+        '`k6 x mqtt-merge RUN_ID` finds their results');
+    }
+    if (seg.count > p.max_instances) {
+      throw new Error(`${name}: the test is split into ${seg.count} instances, more than MAX_INSTANCES=${p.max_instances} ` +
+        '(the scenario\'s VUs, one per instance at least): set -e MAX_INSTANCES to at least the number of instances');
+    }
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
     const runId = p.run_id || `${name}-${p.broker}-${stamp}-${mqtt.randomId().slice(0, 6)}`;
-    mqtt.claimResult(p.results_dir, runId);
+    mqtt.claimResult(p.results_dir, runId, instanceSuffix(seg));
     // Client ids differ between generator processes: a broker takes an id
     // that connects again away from the connection that had it, so two
     // runs on one broker would keep disconnecting each other.
@@ -191,22 +210,49 @@ export function scenario(name, defaults, workload) {
   }
 
   async function run(data) {
+    if (exec.vu.idInInstance !== 1) return; // see options.scenarios
     exec.vu.metrics.tags.run_id = data.run_id;
+    const seg = mqtt.segment();
+    // This instance's share of each flow's clients, as k6 splits them.
+    const shares = flows.map((f) => ({ pub: mqtt.share(f.publishers), sub: mqtt.share(f.subscribers) }));
+    const rounds = p.payloads ? p.payloads.length : 1;
+    // Planned connections (a payload sweep opens its publishers again per
+    // size), and those open at once (a sweep closes one size's first).
+    const planned = shares.reduce((n, s) => n + s.sub.count + s.pub.count * rounds, 0);
+    const atOnce = shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
     mqtt.note('params', p);
+    mqtt.note('instance', seg);
     // The extension's status line (every 10 s) shows progress against these.
-    mqtt.setPlan({ duration: `${p.planned_s}s`, connections: atOnce });
+    mqtt.setPlan({ duration: `${p.planned_s}s`, connections: atOnce, instances: seg.count });
     const groups = [];
     try {
-      await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, groups);
+      await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, shares, seg, groups);
     } catch (e) {
       exec.test.abort(`${name}: ${e}`);
     } finally {
       groups.forEach((g) => g.close());
-      mqtt.checkSamples(Object.keys(thresholds));
+      const c = mqtt.stats().counters;
+      connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
+      nothingReceived.add(flows.filter((f, i) => f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0 &&
+        !((mqtt.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
+      // Metrics one instance of several has nothing to judge by (no
+      // subscribers here: no latency) are the merge's to judge.
+      mqtt.checkSamples(Object.keys(thresholds).filter((m) => seg.count === 1 || judgedHere(m, flows, shares)));
     }
   }
 
   return { options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+}
+
+// judgedHere: whether this instance's share of a segmented test gives
+// metric m samples. An instance whose share is empty (a small test over many instances) has
+// nothing to judge: the merge judges the run.
+function judgedHere(m, flows, shares) {
+  const has = (k) => shares.some((s) => s[k].count > 0);
+  if (!has('pub') && !has('sub')) return m === 'mqtt_connects_missing' || m === 'mqtt_nothing_received';
+  if (m === 'mqtt_latency_p99') return has('sub') && flows.some((f, i) => f.publishers > 0 && shares[i].sub.count > 0);
+  if (m === 'mqtt_rate_achieved_ratio') return has('pub');
+  return true;
 }
 
 // withPrefix puts TOPIC_PREFIX in front of a flow's topics (after
@@ -218,17 +264,22 @@ function withPrefix(f, prefix) {
   return Object.assign({}, f, { pubTopic: f.pubTopic && add(f.pubTopic), subTopics: subs });
 }
 
-function common(p, url) {
-  return { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
-    connect_rate: p.connect_rate, connect_timeout: '30s' };
+// common: what every group has. Each instance opens its share of the
+// clients at its share of CONNECT_RATE, so that all end their ramps together.
+function common(p, url, f) {
+  const c = { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
+    connect_rate: p.connect_rate * p.connect_share, connect_timeout: '30s', flow: f.name };
+  if (p.local_address) c.local_address = p.local_address;
+  return c;
 }
 
-// openGroups makes one group per flow for this process's slice of
-// clients(f), connects it, and notes how that went (null: no clients here).
-async function openGroups(p, flows, groups, role, clients, make) {
+// openGroups makes one group per flow for this instance's share of the
+// flow's clients (shares[i][role]), connects it, and notes how that went
+// (null: no clients here).
+async function openGroups(p, flows, shares, groups, role, make) {
   const out = [];
-  for (const f of flows) {
-    const s = slice(clients(f), p.segment);
+  for (const [i, f] of flows.entries()) {
+    const s = shares[i][role];
     let g = null;
     if (s.count > 0) {
       g = make(f, s);
@@ -252,10 +303,10 @@ async function openGroups(p, flows, groups, role, clients, make) {
 // exists would count as lost.
 // A $share/ filter the broker does not serve (announced, or a probe that
 // does not come back) rejects connect(): the hint names this run's knobs.
-async function connectSubscribers(p, flows, groups) {
+async function connectSubscribers(p, flows, shares, groups) {
   try {
-    return await openGroups(p, flows, groups, 'sub', (f) => f.subscribers, (f, s) => new mqtt.SubscriberGroup(
-      Object.assign(common(p, f.subUrl || p.url), {
+    return await openGroups(p, flows, shares, groups, 'sub', (f, s) => new mqtt.SubscriberGroup(
+      Object.assign(common(p, f.subUrl || p.url, f), {
         count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
         client_id: `${p.client_prefix}-${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
       })));
@@ -268,9 +319,9 @@ async function connectSubscribers(p, flows, groups) {
 
 // connectPublishers opens each flow's publishers. A payload sweep makes a
 // new set per payload size (round k), with their own publisher ids.
-function connectPublishers(p, flows, groups, payload, round) {
-  return openGroups(p, flows, groups, 'pub', (f) => f.publishers, (f, s) => new mqtt.PublisherGroup(
-    Object.assign(common(p, f.pubUrl || p.url), {
+function connectPublishers(p, flows, shares, groups, payload, round) {
+  return openGroups(p, flows, shares, groups, 'pub', (f, s) => new mqtt.PublisherGroup(
+    Object.assign(common(p, f.pubUrl || p.url, f), {
       count: s.count, id_base: (f.pubBase || 0) + round * f.publishers + s.base, topic: f.pubTopic, qos: p.qos,
       payload_size: payload, client_id: `${p.client_prefix}-${f.name}-pub-{i}`,
     })));
@@ -283,10 +334,22 @@ function plan(p) {
   return [{ rate: p.rate, duration: p.duration }];
 }
 
-async function runFlows(p, flows, groups) {
-  const subs = await connectSubscribers(p, flows, groups);
-  const active = flows.filter((f) => slice(f.publishers, p.segment).count > 0).length;
-  if (active === 0) {
+// How long the instances of a segmented test give each other to connect
+// their subscribers before any publishes: they start together (the
+// launcher, k6-operator), but not to the millisecond, and a message sent
+// before its subscriber exists is lost.
+const INSTANCES_SETTLE_MS = 5000;
+
+async function runFlows(p, flows, shares, seg, groups) {
+  const clients = (f) => f.publishers + f.subscribers;
+  const here = shares.reduce((n, s) => n + s.pub.count + s.sub.count, 0);
+  p.connect_share = here / Math.max(1, flows.reduce((n, f) => n + clients(f), 0));
+  const subs = await connectSubscribers(p, flows, shares, groups);
+  // Each flow's rate is split over the flows that publish, and within a
+  // flow over the instances by their share of its publishers.
+  const publishing = flows.filter((f) => f.publishers > 0).length;
+  const rateShare = flows.map((f, i) => (f.publishers > 0 ? shares[i].pub.count / f.publishers / publishing : 0));
+  if (!shares.some((s) => s.pub.count > 0)) {
     // Connection scenario: hold the connections for DURATION.
     await new Promise((resolve) => setTimeout(resolve, env.seconds(p.duration) * 1000));
     return;
@@ -295,16 +358,16 @@ async function runFlows(p, flows, groups) {
   const sent = flows.map(() => 0);
   let pubs = null;
   let round = 0;
+  if (seg.count > 1) await new Promise((resolve) => setTimeout(resolve, INSTANCES_SETTLE_MS));
   for (const st of plan(p)) {
     if (!pubs || st.payload) {
       if (pubs) pubs.forEach((g) => g && g.close());
-      pubs = await connectPublishers(p, flows, groups, st.payload || p.payload, round++);
+      pubs = await connectPublishers(p, flows, shares, groups, st.payload || p.payload, round++);
     }
     const started = Date.now();
     stepRate.add(st.rate);
-    // Each flow publishes its share; each process its segment's share.
-    const results = await Promise.all(pubs.map((g) =>
-      g ? g.publish({ rate: st.rate / active / p.segment.count, duration: st.duration }) : null));
+    const results = await Promise.all(pubs.map((g, i) =>
+      g ? g.publish({ rate: st.rate * rateShare[i], duration: st.duration }) : null));
     // What the broker refused never reaches a subscriber: not expected.
     results.forEach((r, i) => { sent[i] += r ? r.sent - r.rejected : 0; });
     const sum = (k) => results.reduce((n, r) => n + (r ? r[k] : 0), 0);
@@ -315,16 +378,16 @@ async function runFlows(p, flows, groups) {
     mqtt.note('steps', steps);
   }
   stepRate.add(0);
-  await drain(p, flows, subs, sent);
+  await drain(flows, subs, sent, seg);
 }
 
 // drain waits for the last messages: exactly the expected number when this
-// process sees every stream, else until the flow goes quiet.
-function drain(p, flows, subs, sent) {
+// instance sees every stream, else until the flow goes quiet.
+function drain(flows, subs, sent, seg) {
   return Promise.all(subs.map((g, i) => {
     if (!g) return null;
     const f = flows[i];
-    const expected = p.segment.count === 1 && f.fanout ? sent[i] * f.fanout : 0;
+    const expected = seg.count === 1 && f.fanout ? sent[i] * f.fanout : 0;
     return g.drain({ expected, idle: '3s', timeout: '120s' }).then((s) => mqtt.note(`delivery_${f.name}`, s));
   }));
 }

@@ -14,6 +14,12 @@ const latencyKinds = {
   puback: 'mqtt_puback_duration',
 };
 
+// instanceSuffix names one instance's result file of a segmented test:
+// <run id>.seg-2-of-4.json; a test in one instance keeps <run id>.json.
+export function instanceSuffix(seg) {
+  return seg.count > 1 ? `.seg-${seg.index + 1}-of-${seg.count}` : '';
+}
+
 function collect(prefix, notes) {
   const out = {};
   for (const [k, v] of Object.entries(notes)) {
@@ -62,9 +68,16 @@ export function result(data, p, flows) {
   }
   const latency = {};
   for (const [k, metric] of Object.entries(latencyKinds)) latency[k] = st[metric];
+  // k6's own values of every metric with thresholds, for a merge to judge
+  // them again over all instances.
+  const judgedMetrics = {};
+  for (const name of judged) judgedMetrics[name] = { type: data.metrics[name].type, values: data.metrics[name].values };
   const setup = data.setup_data || {};
+  const seg = mqtt.segment();
   const r = {
-    schema: 'mqtt-bench/result/v1',
+    // One instance of several writes a part of the run, which only a merge
+    // (k6 x mqtt-merge) turns into a result.
+    schema: seg.count > 1 ? 'mqtt-bench/result-instance/v1' : 'mqtt-bench/result/v1',
     run_id: setup.run_id,
     scenario: p.scenario,
     broker: p.broker,
@@ -73,12 +86,14 @@ export function result(data, p, flows) {
     ended_at: new Date().toISOString(),
     duration_s: data.state ? data.state.testRunDurationMs / 1000 : null,
     passed,
+    instance: seg,
     parameters: p,
     flows,
     versions: { k6: st.k6_version, extension: st.version, broker: __ENV.BROKER_VERSION || null },
     host: mqtt.host(),
     generator: st.process, // the k6 process's own CPU seconds and peak RSS
     thresholds,
+    metrics: judgedMetrics,
     counts: st.counters,
     latency_ms: latency,
     connect: collect('connect_', notes), // by role and flow: sub_p2p, pub_p2p
@@ -90,6 +105,10 @@ export function result(data, p, flows) {
     without_samples: noData,
     rate_verdict: rateVerdict(st.counters, notes.steps || []),
     timeline: mqtt.timeline(),
+    // Whole, so that instances' files merge exactly: every latency
+    // histogram (HdrHistogram's own encoding) and the per-stream counts.
+    histograms: mqtt.histograms(),
+    streams: mqtt.streams(),
   };
   r.diagnosis = diagnose(r);
   return r;
@@ -136,7 +155,11 @@ export function text(r) {
     lines.push(`  ${ok ? 'ok  ' : 'FAIL'}          ${t}${none}`);
   }
   lines.push(`  diagnosis     ${r.diagnosis.cause}: ${r.diagnosis.text}`);
-  lines.push(`  result        ${r.parameters.results_dir}/${r.run_id}.json`, '');
+  if (r.instance.count > 1) {
+    lines.push(`  instance      ${r.instance.index + 1} of ${r.instance.count} (execution segment ${r.instance.segment}): ` +
+      `the run's verdict is the merge's, once every instance is done: k6 x mqtt-merge ${r.run_id}`);
+  }
+  lines.push(`  result        ${r.parameters.results_dir}/${r.run_id}${instanceSuffix(r.instance)}.json`, '');
   return lines.join('\n');
 }
 
@@ -149,7 +172,7 @@ export function summary(data, p, flows) {
   }
   const r = result(data, p, flows);
   return {
-    [`${p.results_dir}/${r.run_id}.json`]: JSON.stringify(r, null, 1),
+    [`${p.results_dir}/${r.run_id}${instanceSuffix(r.instance)}.json`]: JSON.stringify(r, null, 1),
     stdout: text(r),
   };
 }

@@ -1,7 +1,12 @@
-"""scripts/report.sh [RUN_ID ...] [--cpu-target 75] [--results DIR] [--out DIR]
+"""scripts/report.sh [RUN_ID ...] [--merge] [--cpu-target 75] [--results DIR] [--out DIR]
 
 One run (default: the latest) -> reports/<run_id>/report.md, charts, results.json.
 Several runs -> also a comparison: reports/compare-<time>/compare.md.
+
+A run split over several k6 instances (execution segments) is merged first
+when it has no merged result yet, or always with --merge (k6 x mqtt-merge:
+one result, thresholds judged again); with --merge the exit code is 99 when
+a merged verdict fails (the report is written all the same), as k6's is.
 
 A complete report (made with all its InfluxDB data) is never replaced by one
 that lacks data (InfluxDB unreachable, no token, --no-influx, points expired):
@@ -10,6 +15,8 @@ not exist is written with the missing data named (exit 0)."""
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +27,7 @@ import broker_facts
 
 from . import charts, diagnosis, tables
 from .influx import Influx
-from .results import MissingData, find
+from .results import MissingData, find, instance_dirs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,6 +64,24 @@ def complete_report(out):
     except (OSError, ValueError):
         return None
     return old if isinstance(old, dict) and old.get("missing") == [] else None
+
+
+def merge(run_id, dirs, always):
+    """Runs k6 x mqtt-merge for run_id where its instance files are, when
+    asked or when it has no merged result: returns the merge's exit code
+    (None: not a split run, or already merged and not asked)."""
+    code = None
+    for d in instance_dirs(dirs, run_id):
+        if not always and (d / f"{run_id}.json").exists():
+            continue
+        k6 = os.environ.get("MQTTBENCH_K6_BIN") or "k6"
+        p = subprocess.run(
+            [k6, "x", "mqtt-merge", run_id, "--dir", str(d)], env=dict(os.environ, K6_NO_USAGE_REPORT="true")
+        )
+        if p.returncode not in (0, 99):
+            raise MissingData(f"run {run_id}: k6 x mqtt-merge failed (exit code {p.returncode}): see its message above")
+        code = max(code or 0, p.returncode)
+    return code
 
 
 def report_one(run, influx, influx_problem, args):
@@ -171,9 +196,26 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "reports"))
     ap.add_argument("--cpu-target", type=float, default=75.0, help="capacity search CPU bound, %% (default 75)")
     ap.add_argument("--no-influx", action="store_true", help="report from the result files only")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="merge the instance files of each run again first; exit 99 when a merged verdict fails",
+    )
     args = ap.parse_args(argv)
     dirs = args.results or [str(ROOT / "reports")]
+    if args.merge and not args.run_ids:
+        print("error: --merge needs the RUN_ID of a run split over several k6 instances", file=sys.stderr)
+        return 2
+    merged = []
     try:
+        for rid in args.run_ids:
+            code = merge(rid, dirs, args.merge)
+            if args.merge and code is None:
+                raise MissingData(
+                    f"run {rid}: no instance file (<run id>.seg-<i>-of-<n>.json) in {', '.join(dirs)} "
+                    "to merge: --merge is for runs split over several k6 instances"
+                )
+            merged.append(code)
         runs = [find(dirs, rid) for rid in (args.run_ids or [None])]
     except MissingData as e:
         print(f"error: {e}", file=sys.stderr)
@@ -201,7 +243,9 @@ def main(argv=None):
             return 2
     if len(done) > 1:
         compare(done, args)
-    return 3 if kept else 0
+    if kept:
+        return 3
+    return 99 if args.merge and 99 in merged else 0
 
 
 if __name__ == "__main__":

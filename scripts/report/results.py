@@ -51,6 +51,21 @@ class Run:
         raise MissingData(f"run {self.run_id}: the result file has neither steps nor a timeline")
 
 
+def instance_dirs(results_dirs, run_id):
+    """The directories holding instance files of run_id (a run split over
+    several k6 instances: <run_id>.seg-<i>-of-<n>.json)."""
+    found = []
+    for d in results_dirs:
+        for p in Path(d).glob(f"**/{glob_escape(run_id)}.seg-*-of-*.json"):
+            if p.parent not in found:
+                found.append(p.parent)
+    return found
+
+
+def glob_escape(s):
+    return "".join(f"[{c}]" if c in "*?[" else c for c in s)
+
+
 def find(results_dirs, run_id=None):
     """The result file of run_id (default: the newest) in any of the dirs."""
     files = []

@@ -255,9 +255,31 @@ def build(run, influx, cpu_target):
         "success": success(run),
         "connections": connections(run),
         "generator": generator(run, res),
+        "instances": instances(run),
         "monitoring": monitoring(run, res, influx),
         "outages": gaps.outages(run),
         "missing": res.missing,
+    }
+
+
+def instances(run):
+    """Who generated the load of a merged run (k6 x mqtt-merge): instances,
+    hosts, and the clock-skew risk of latencies measured across hosts."""
+    inst = run.data.get("instances")
+    if not inst:
+        return None
+    hosts = {}
+    for i in inst:
+        hosts[i.get("hostname") or "?"] = hosts.get(i.get("hostname") or "?", 0) + 1
+    clock = run.data.get("clock") or {}
+    return {
+        "count": run.data.get("instances_expected") or len(inst),
+        "segments": [i.get("segment") for i in inst],
+        "hosts": hosts,
+        "start_spread_s": run.data.get("started_at_spread_s"),
+        "skew_risk": bool(clock.get("skew_risk")),
+        "clock_text": clock.get("text") or "",
+        "missing": run.data.get("missing_instances") or [],
     }
 
 

@@ -35,6 +35,9 @@ type Config struct {
 	BackoffMax     time.Duration
 	ReceiveMax     uint16 // what we announce (MQTT 5); 0 = not sent
 	Dial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LocalAddrs: source addresses to dial from (ParseLocalAddresses); the
+	// owner then dials with LocalDialer instead of the VU's dialer.
+	LocalAddrs []net.IP
 	// Poller reads the plain-TCP connections; nil: a goroutine per connection.
 	Poller *Poller
 	// Pinger sends keep-alive pings for every connection of this config.

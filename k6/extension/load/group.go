@@ -19,6 +19,9 @@ type GroupConfig struct {
 	ConnectRate float64  // connections opened per second; 0 = as fast as concurrency allows
 	Concurrency int      // handshakes in flight at most
 	Tags        map[string]string
+	// Flow names the traffic the group belongs to in a result file's
+	// per-stream accounting, so that instances' files merge by flow.
+	Flow string
 }
 
 // group is what publisher and subscriber groups share: many connections

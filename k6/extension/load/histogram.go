@@ -105,9 +105,12 @@ type Stats struct {
 	P99   float64 `json:"p99"`
 	P999  float64 `json:"p999"`
 	Max   float64 `json:"max"`
+	P9999 float64 `json:"p9999"`
 }
 
-func summarize(h *hdrhistogram.Histogram) Stats {
+// Summarize is a histogram's summary in milliseconds: what a result file
+// shows, and what a merge of instance files recomputes from their histograms.
+func Summarize(h *hdrhistogram.Histogram) Stats {
 	if h == nil || h.TotalCount() == 0 {
 		return Stats{}
 	}
@@ -123,6 +126,7 @@ func summarize(h *hdrhistogram.Histogram) Stats {
 		P99:   ms(h.ValueAtQuantile(99)),
 		P999:  ms(h.ValueAtQuantile(99.9)),
 		Max:   ms(h.Max()),
+		P9999: ms(h.ValueAtQuantile(99.99)),
 	}
 }
 
@@ -130,5 +134,5 @@ func summarize(h *hdrhistogram.Histogram) Stats {
 func (s *shardedHist) snapshot() (window, total Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarize(s.window), summarize(s.total)
+	return Summarize(s.window), Summarize(s.total)
 }

@@ -46,6 +46,7 @@ type Run struct {
 
 	publishers publisherRegistry
 	shared     sharedSets
+	receivers  []receiver // every subscriber's streams, by flow (r.mu)
 
 	outages outages         // windows in which connections were down
 	emitted map[string]bool // metrics with a sample pushed (r.mu)

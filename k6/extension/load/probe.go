@@ -56,13 +56,13 @@ func sharedFilterTail(f string) (string, bool) {
 // one member that must get the message, whichever generator process holds
 // the group's members) and publishes a probe on a topic the filter
 // matches. Returns "announced", "received" or "" (no shared filter).
-func (g *SubscriberGroup) checkSharedDelivery() (string, error) {
+func (g *SubscriberGroup) checkSharedDelivery() (string, int, error) {
 	if g.shared == nil {
-		return "", nil
+		return "", 0, nil
 	}
 	for _, c := range g.conns {
 		if c.Up() && c.SharedSubscriptions() == 1 {
-			return "announced", nil
+			return "announced", 0, nil
 		}
 	}
 	seen := map[string]bool{}
@@ -74,11 +74,11 @@ func (g *SubscriberGroup) checkSharedDelivery() (string, error) {
 			}
 			seen[tail] = true
 			if err := g.probeShared(s.Filter, tail); err != nil {
-				return "", g.refuse(err)
+				return "", len(seen), g.refuse(err)
 			}
 		}
 	}
-	return "received", nil
+	return "received", len(seen), nil
 }
 
 // probeShared runs one probe: subscribe, publish (QoS 1, so the broker took

@@ -16,6 +16,9 @@ type ConnectResult struct {
 	// SharedCheck: how a subscriber group's shared subscriptions were found
 	// to work ("announced" in CONNACK, probe "received"); "" without any.
 	SharedCheck string `json:"shared_check,omitempty"`
+	// Probes: the probe messages that check published (QoS 1), so that a
+	// broker's own counters can be reconciled with the load's.
+	Probes int `json:"probes,omitempty"`
 }
 
 // openAll runs open(i) for i in [0,n) at most `rate` starts per second (0 =

@@ -38,6 +38,17 @@ func (r *publisherRegistry) sent(id uint32) (sent uint32, rejected int64, ok boo
 	return c.seq.Load(), c.rejected.Load(), true
 }
 
+// all is every publisher the run has had (the latest one of a reused id).
+func (r *publisherRegistry) all() []*pubClient {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*pubClient, 0, len(r.m))
+	for _, c := range r.m {
+		out = append(out, c)
+	}
+	return out
+}
+
 // sharedSets gives the members of one shared subscription, across groups
 // and VUs, one stream set: together they receive each message once.
 type sharedSets struct {

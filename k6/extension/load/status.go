@@ -25,6 +25,10 @@ type Plan struct {
 	Duration    time.Duration // the run's planned length
 	Connections int64         // connections open at once when all are up
 	Interval    time.Duration // between status lines (0: DefaultStatusInterval)
+	// Instances of a segmented test: more than one, and a stream's
+	// publisher, or a shared subscription's other members, may be in
+	// another instance, so this one judges only the streams it sees whole.
+	Instances int
 }
 
 // statusState is what the status line keeps between lines (Run.mu).
@@ -60,6 +64,13 @@ func (r *Run) SetPlan(p Plan) {
 	if !r.status.started.IsZero() {
 		r.status.due = r.status.at.Add(r.status.interval())
 	}
+}
+
+// instances is the number of instances the test is split into (Plan).
+func (r *Run) instances() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status.plan.Instances
 }
 
 // watchStreams makes the status line count the gaps of a subscriber

@@ -42,7 +42,7 @@ func TestTailLossUsesPublisherCount(t *testing.T) {
 		s.observe(q)
 	}
 	var tot streamTotals
-	tot.add(900001, &s, &reg)
+	tot.add(900001, &s, &reg, false)
 	if tot.Lost != 3 || tot.Unique != 7 {
 		t.Fatalf("lost=%d unique=%d, want 3 and 7", tot.Lost, tot.Unique)
 	}

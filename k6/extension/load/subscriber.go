@@ -42,6 +42,7 @@ type SubscriberGroup struct {
 	received atomic.Int64
 	lastRecv atomic.Int64
 	perConn  []atomic.Int64 // received by each client: shows how a shared group spreads
+	probes   atomic.Int64   // shared-subscription probe messages received, not counted
 }
 
 // NewSubscriberGroup builds the group's clients; nothing connects yet.
@@ -82,6 +83,9 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 		}
 	}
 	r.watchStreams(g.m, g.sets)
+	if len(cfg.Topics) > 0 {
+		r.addReceivers(cfg.Flow, cfg.IDBase, g.sets, sharedFilter)
+	}
 	g.closeOnEnd(g.Close)
 	return g
 }
@@ -107,7 +111,7 @@ func (g *SubscriberGroup) Connect() ConnectResult {
 		return g.checkGranted(subs, codes)
 	})
 	if r.Connected > 0 && g.Refusal() == nil {
-		r.SharedCheck, _ = g.checkSharedDelivery() // a failure is the Refusal
+		r.SharedCheck, r.Probes, _ = g.checkSharedDelivery() // a failure is the Refusal
 	}
 	return r
 }
@@ -192,7 +196,7 @@ func (g *SubscriberGroup) Stats() map[string]any {
 		"clients": len(g.conns), "connected": g.connected(), "received": g.received.Load(),
 		"unique": t.Unique, "lost": t.Lost, "duplicates": t.Duplicates, "out_of_order": t.OutOfOrder,
 		"streams": t.Streams, "expected": g.expected.Load(), "polled_sockets": g.poller.Adopted(),
-		"granted_qos": g.grantedQoS(),
+		"granted_qos": g.grantedQoS(), "probes_received": g.probes.Load(),
 	}
 }
 
@@ -206,11 +210,17 @@ func (g *SubscriberGroup) grantedQoS() int {
 
 func (g *SubscriberGroup) totals() streamTotals {
 	var t streamTotals
+	partial := g.run.instances() > 1
 	if g.shared != nil {
-		g.shared.set.totals(&t, &g.run.publishers)
+		g.shared.set.totals(&t, &g.run.publishers, partial)
+		// Members of the group in other instances receive the messages
+		// this one's streams skip: not lost, and only the merge knows.
+		if partial {
+			t.Lost = 0
+		}
 	} else {
 		for _, s := range g.sets {
-			s.totals(&t, &g.run.publishers)
+			s.totals(&t, &g.run.publishers, partial)
 		}
 	}
 	if e := g.expected.Load(); e > 0 && e-t.Unique > t.Lost {
@@ -248,6 +258,7 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 	idx := c.Index()
 	h, ok := readHeader(p.Payload, now)
 	if ok && h.pub == probePublisher {
+		g.probes.Add(1)
 		return // a shared-subscription probe (probe.go): not part of the run
 	}
 	if ok { // too short: not a benchmark message, counted, not timed

@@ -117,6 +117,9 @@ func readClientOptions(vu modules.VU, base, over map[string]any) (*connection.Co
 	if s := vu.State(); s != nil {
 		cfg.Dial = s.Dialer.DialContext
 	}
+	if len(cfg.LocalAddrs) > 0 {
+		cfg.Dial = connection.LocalDialer(cfg.LocalAddrs)
+	}
 	return cfg, id, o.done()
 }
 

@@ -54,6 +54,11 @@ func readConnConfig(o *opts) *connection.Config {
 	}
 	cfg.BackoffMax = max(o.duration("reconnect_backoff_max", cfg.BackoffMax), cfg.BackoffMin)
 	cfg.ReceiveMax = uint16(o.integer("receive_maximum", 0, 0, 65535))
+	if v := o.str("local_address", ""); v != "" {
+		if cfg.LocalAddrs, err = connection.ParseLocalAddresses(v); err != nil {
+			o.fail("local_address", "%v", err)
+		}
+	}
 	return cfg
 }
 

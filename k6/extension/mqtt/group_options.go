@@ -45,6 +45,7 @@ func readGroupConfig(o *opts) load.GroupConfig {
 	g.ConnectRate = o.num("connect_rate", 0, 0, 1e7)
 	g.Concurrency = o.integer("connect_concurrency", 128, 1, 100000)
 	g.Tags = readTags(o)
+	g.Flow = o.str("flow", "")
 	o.refuse("servers", "a group connects to one broker: give it one url (one group per broker)")
 	return g
 }

@@ -35,6 +35,9 @@ func (mi *ModuleInstance) loadEnv(what string, conn *connection.Config) (load.En
 	}
 	if conn != nil {
 		conn.Dial = state.Dialer.DialContext
+		if len(conn.LocalAddrs) > 0 {
+			conn.Dial = connection.LocalDialer(conn.LocalAddrs)
+		}
 	}
 	tm := state.Tags.GetCurrentValues()
 	env := load.Env{Ctx: mi.vu.Context(), Samples: state.Samples, Tags: tm.Tags, Meta: tm.Metadata,
@@ -142,6 +145,9 @@ func (s *SubscriberGroup) Connect() *sobek.Promise {
 		v, err := connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), r)
 		if m, ok := v.(map[string]any); ok && r.SharedCheck != "" {
 			m["shared_check"] = r.SharedCheck
+			if r.Probes > 0 {
+				m["probes"] = r.Probes
+			}
 		}
 		return v, err
 	})

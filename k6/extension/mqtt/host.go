@@ -25,6 +25,9 @@ func host() map[string]any {
 		}
 	}
 	out["sysctls"] = sysctls
+	if c := hostClock(); c != nil {
+		out["clock"] = c
+	}
 	return out
 }
 

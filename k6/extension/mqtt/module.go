@@ -60,23 +60,28 @@ func (r *RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 // Exports the JS API (see index.d.ts).
 func (mi *ModuleInstance) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
-		"Client":          mi.newClient,
-		"PublisherGroup":  mi.newPublisherGroup,
-		"SubscriberGroup": mi.newSubscriberGroup,
-		"stats":           mi.stats,
-		"timeline":        mi.root.run.Timeline,
-		"host":            host,
-		"note":            mi.root.notes.set,
-		"notes":           mi.root.notes.all,
-		"parseUrl":        parseURL,
-		"claimResult":     claimResult,
-		"randomId":        randomID,
-		"limits":          limits(),
-		"version":         Version,
-		"outages":         mi.root.run.Outages,
-		"checkSamples":    mi.checkSamples,
-		"withoutSamples":  mi.root.run.WithoutSamples,
-		"setPlan":         mi.setPlan,
+		"Client":            mi.newClient,
+		"PublisherGroup":    mi.newPublisherGroup,
+		"SubscriberGroup":   mi.newSubscriberGroup,
+		"stats":             mi.stats,
+		"timeline":          mi.root.run.Timeline,
+		"host":              host,
+		"note":              mi.root.notes.set,
+		"notes":             mi.root.notes.all,
+		"parseUrl":          parseURL,
+		"parseLocalAddress": parseLocalAddress,
+		"claimResult":       claimResult,
+		"randomId":          randomID,
+		"limits":            limits(),
+		"version":           Version,
+		"outages":           mi.root.run.Outages,
+		"checkSamples":      mi.checkSamples,
+		"withoutSamples":    mi.root.run.WithoutSamples,
+		"setPlan":           mi.setPlan,
+		"segment":           mi.segment,
+		"share":             mi.share,
+		"histograms":        mi.histograms,
+		"streams":           mi.root.run.Streams,
 	}}
 }
 
@@ -92,6 +97,16 @@ func (mi *ModuleInstance) stats() map[string]any {
 	return out
 }
 
+// histograms is every whole-run latency histogram, serialized (see
+// load.EncodeHistogram), for the result file.
+func (mi *ModuleInstance) histograms() map[string]string {
+	h, err := mi.root.run.Histograms()
+	if err != nil {
+		common.Throw(mi.vu.Runtime(), err)
+	}
+	return h
+}
+
 // parseURL validates a broker URL for the scenarios' environment checks
 // (MQTT_URL), with the same rules as the url option: it returns the
 // address to dial, or {error} naming what is wrong (the caller collects
@@ -102,6 +117,20 @@ func parseURL(raw string) map[string]any {
 		return map[string]any{"error": err.Error()}
 	}
 	return map[string]any{"addr": b.Addr, "host": b.Host, "secure": b.Secure}
+}
+
+// parseLocalAddress validates a local_address option for the scenarios'
+// environment checks (LOCAL_ADDRESS): {addresses} or {error}.
+func parseLocalAddress(raw string) map[string]any {
+	ips, err := connection.ParseLocalAddresses(raw)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	out := make([]string, len(ips))
+	for i, ip := range ips {
+		out[i] = ip.String()
+	}
+	return map[string]any{"addresses": out}
 }
 
 func exportValue(v sobek.Value) any {

@@ -18,6 +18,7 @@ func (mi *ModuleInstance) setPlan(arg sobek.Value) {
 		Duration:    o.duration("duration", 0),
 		Connections: int64(o.integer("connections", 0, 0, math.MaxInt32)),
 		Interval:    o.duration("status_interval", load.DefaultStatusInterval),
+		Instances:   o.integer("instances", 1, 1, math.MaxInt32),
 	}
 	// The reporter that logs the line wakes once a second.
 	if p.Interval < time.Second {

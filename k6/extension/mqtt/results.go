@@ -14,16 +14,17 @@ import (
 // run is going on, or it died before its summary (reports skip it).
 const ClaimSchema = "mqtt-bench/result-claim/v1"
 
-// claimResult reserves dir/<runID>.json before any load, by creating it
-// exclusively. k6's handleSummary truncates whatever is at the path it is
-// given, so this is what keeps two generators from sharing a result file
-// and a finished run's file from being overwritten. Until the summary
-// replaces it, the file says whose it is.
-func claimResult(dir, runID string) (string, error) {
+// claimResult reserves dir/<runID><suffix>.json before any load, by
+// creating it exclusively (suffix: "" for a test in one instance, else the
+// instance's, such as ".seg-2-of-4"). k6's handleSummary truncates whatever
+// is at the path it is given, so this is what keeps two generators from
+// sharing a result file and a finished run's file from being overwritten.
+// Until the summary replaces it, the file says whose it is.
+func claimResult(dir, runID, suffix string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("RESULTS_DIR=%s cannot be created: %w", dir, err)
 	}
-	path := filepath.Join(dir, runID+".json")
+	path := filepath.Join(dir, runID+suffix+".json")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("RUN_ID=%s: %s exists already, and a run's result is never overwritten: "+

@@ -1,0 +1,349 @@
+// Package merge is the `k6 x mqtt-merge` subcommand: it merges the result
+// files of a run's generator instances (k6 execution segments, one file
+// each) into the one result the run would have had in a single process:
+// histograms bucket for bucket, delivery stream by stream, thresholds
+// judged again on the merged values.
+package merge
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+)
+
+// Result is a merged result: a single-process result's fields (schema
+// mqtt-bench/result/v1, what the reports read) and what only a merge has
+// (instances, missing instances, clocks).
+type Result struct {
+	Schema           string                     `json:"schema"`
+	RunID            string                     `json:"run_id"`
+	Scenario         string                     `json:"scenario"`
+	Broker           string                     `json:"broker"`
+	StartedAt        string                     `json:"started_at"`
+	EndedAt          string                     `json:"ended_at"`
+	DurationS        *float64                   `json:"duration_s"`
+	Passed           bool                       `json:"passed"`
+	Incomplete       bool                       `json:"incomplete"`
+	MissingInstances []string                   `json:"missing_instances"`
+	Parameters       map[string]any             `json:"parameters"`
+	Flows            []map[string]any           `json:"flows"`
+	Versions         json.RawMessage            `json:"versions"`
+	Host             json.RawMessage            `json:"host"`
+	Generator        map[string]any             `json:"generator"`
+	Thresholds       map[string]bool            `json:"thresholds"`
+	ThresholdValues  map[string]ThresholdResult `json:"threshold_values"`
+	ThresholdsNote   string                     `json:"thresholds_note,omitempty"`
+	Counts           map[string]float64         `json:"counts"`
+	LatencyMs        map[string]load.Stats      `json:"latency_ms"`
+	Histograms       map[string]string          `json:"histograms"`
+	Delivery         map[string]FlowDelivery    `json:"delivery"`
+	Steps            []map[string]any           `json:"steps"`
+	Outages          []map[string]any           `json:"outages"`
+	WithoutSamples   []string                   `json:"without_samples"`
+	RateVerdict      *string                    `json:"rate_verdict"`
+	Diagnosis        Diagnosis                  `json:"diagnosis"`
+	Notes            []string                   `json:"notes,omitempty"`
+
+	InstancesExpected int        `json:"instances_expected"`
+	Instances         []Instance `json:"instances"`
+	Hosts             []string   `json:"hosts"`
+	Clock             Clock      `json:"clock"`
+	StartedAtSpreadS  float64    `json:"started_at_spread_s"`
+	MergedAt          string     `json:"merged_at"`
+
+	Timeline     []map[string]any `json:"timeline"`
+	TimelineNote string           `json:"timeline_note"`
+}
+
+// Diagnosis is a result's most likely cause (k6/lib/diagnosis.js).
+type Diagnosis struct {
+	Cause    string          `json:"cause"`
+	Text     string          `json:"text"`
+	Evidence json.RawMessage `json:"evidence,omitempty"`
+}
+
+// Instance is what a merged result keeps of each instance's own file.
+type Instance struct {
+	File           string          `json:"file"`
+	Segment        string          `json:"segment"`
+	Index          int             `json:"index"`
+	Hostname       string          `json:"hostname"`
+	Clock          *ClockInfo      `json:"clock,omitempty"`
+	ClientIDPrefix string          `json:"client_id_prefix,omitempty"`
+	StartedAt      string          `json:"started_at"`
+	EndedAt        string          `json:"ended_at"`
+	DurationS      *float64        `json:"duration_s"`
+	Passed         bool            `json:"passed"`
+	Generator      map[string]any  `json:"generator"`
+	Connect        json.RawMessage `json:"connect,omitempty"`
+	Delivery       json.RawMessage `json:"delivery,omitempty"`
+	Diagnosis      *Diagnosis      `json:"diagnosis"`
+}
+
+// Clock says how far pub-to-sub latency can be trusted across hosts.
+type Clock struct {
+	Hosts    int                   `json:"hosts"`
+	SkewRisk bool                  `json:"skew_risk"`
+	Text     string                `json:"text"`
+	ByHost   map[string]*ClockInfo `json:"by_host,omitempty"`
+}
+
+// ResultPath is where the merged result of runID is written.
+func ResultPath(dir, runID string) string { return filepath.Join(dir, runID+".json") }
+
+// Run merges the instance files of runID in dir and writes the merged
+// result (ResultPath). Its errors are bad input (k6 exit code 104); a
+// failed verdict is no error: see Result.Passed.
+func Run(dir, runID string) (*Result, error) {
+	r, err := Merge(dir, runID)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.Write(dir)
+}
+
+// Merge reads and merges the instance files of runID in dir, writing
+// nothing.
+func Merge(dir, runID string) (*Result, error) {
+	rf, err := readRun(dir, runID)
+	if err != nil {
+		return nil, err
+	}
+	ins := rf.instances
+	first := ins[0]
+	hists, err := mergedHistograms(ins)
+	if err != nil {
+		return nil, err
+	}
+	encoded, err := encodeHistograms(hists)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{
+		Schema: ResultSchema, RunID: runID, Scenario: first.Scenario, Broker: first.Broker,
+		Parameters: first.Parameters, Flows: first.Flows, Versions: first.Versions, Host: first.Host,
+		InstancesExpected: rf.n, MissingInstances: missing(rf),
+		Generator:  mergeGenerator(ins),
+		LatencyMs:  latencySummaries(hists),
+		Histograms: encoded,
+		Steps:      mergeSteps(ins),
+		Timeline:   mergeTimeline(ins), TimelineNote: TimelineNote,
+		Outages:  mergeOutages(ins),
+		MergedAt: time.Now().UTC().Format(time.RFC3339),
+	}
+	r.Incomplete = len(r.MissingInstances) > 0
+	r.times(ins)
+	r.instances(ins)
+	r.clock(ins)
+
+	fanouts := flowFanouts(first)
+	var parts []map[string]FlowStreams
+	for _, in := range ins {
+		parts = append(parts, in.Streams)
+	}
+	r.Delivery = Delivery(fanouts, parts...)
+	r.Notes = append(r.Notes, deliveryNotes(r.Delivery)...)
+	r.counts(ins)
+
+	r.WithoutSamples = withoutSamples(ins, hists)
+	noSamples := map[string]bool{}
+	for _, m := range r.WithoutSamples {
+		noSamples[m] = true
+	}
+	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples}
+	r.ThresholdValues = j.mergedThresholds()
+	r.Thresholds = map[string]bool{}
+	r.Passed = !r.Incomplete
+	for k, t := range r.ThresholdValues {
+		r.Thresholds[k] = t.OK
+		r.Passed = r.Passed && t.OK
+	}
+	r.ThresholdsNote = thresholdsNote(r.ThresholdValues)
+	r.RateVerdict = rateVerdict(ins)
+	r.Diagnosis = diagnose(r, ins)
+	for _, in := range ins[1:] {
+		if string(in.Versions) != string(first.Versions) {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s ran other versions than %s (%s and %s): versions are %s's",
+				in.file, first.file, in.Versions, first.Versions, first.file))
+		}
+	}
+	return r, nil
+}
+
+// missing names each instance of the split that has no result.
+func missing(rf *runFiles) []string {
+	have := map[int]bool{}
+	for _, in := range rf.instances {
+		have[in.seg] = true
+	}
+	claims := map[int]*claim{}
+	for _, c := range rf.claims {
+		claims[c.seg] = c
+	}
+	out := []string{}
+	for i := 1; i <= rf.n; i++ {
+		switch {
+		case have[i]:
+		case claims[i] != nil:
+			out = append(out, claims[i].describe())
+		default:
+			out = append(out, fmt.Sprintf("%d/%d (%s: no file)", i, rf.n, segName(i, rf.n)))
+		}
+	}
+	return out
+}
+
+// times: the run spans its instances; instances starting apart (a
+// k6-operator starting runners one by one) measure different loads.
+func (r *Result) times(ins []*instance) {
+	var start, end time.Time
+	for _, in := range ins {
+		if t, err := time.Parse(time.RFC3339Nano, in.StartedAt); err == nil && (start.IsZero() || t.Before(start)) {
+			start, r.StartedAt = t, in.StartedAt
+		}
+		if t, err := time.Parse(time.RFC3339Nano, in.EndedAt); err == nil && (end.IsZero() || t.After(end)) {
+			end, r.EndedAt = t, in.EndedAt
+		}
+		if in.DurationS != nil && (r.DurationS == nil || *in.DurationS > *r.DurationS) {
+			d := *in.DurationS
+			r.DurationS = &d
+		}
+		if t, err := time.Parse(time.RFC3339Nano, in.StartedAt); err == nil {
+			r.StartedAtSpreadS = max(r.StartedAtSpreadS, t.Sub(start).Seconds())
+		}
+	}
+}
+
+func (r *Result) instances(ins []*instance) {
+	seen := map[string]bool{}
+	r.Hosts = []string{}
+	for _, in := range ins {
+		r.Instances = append(r.Instances, Instance{
+			File: in.file, Segment: in.Instance.Segment, Index: in.Instance.Index,
+			Hostname: in.host.Hostname, Clock: in.host.Clock, ClientIDPrefix: in.ClientIDPrefix,
+			StartedAt: in.StartedAt, EndedAt: in.EndedAt, DurationS: in.DurationS, Passed: in.Passed,
+			Generator: in.Generator, Connect: in.Connect, Delivery: in.Delivery, Diagnosis: in.Diagnosis,
+		})
+		if !seen[in.host.Hostname] {
+			seen[in.host.Hostname] = true
+			r.Hosts = append(r.Hosts, in.host.Hostname)
+		}
+	}
+}
+
+// clock: pub-to-sub latency is the receiver's wall clock less the
+// publisher's, both read on their own host.
+func (r *Result) clock(ins []*instance) {
+	c := Clock{Hosts: len(r.Hosts), SkewRisk: len(r.Hosts) > 1, ByHost: map[string]*ClockInfo{}}
+	var errs []string
+	for _, in := range ins {
+		h := in.host.Hostname
+		if _, done := c.ByHost[h]; done {
+			continue
+		}
+		c.ByHost[h] = in.host.Clock
+		errs = append(errs, h+": "+clockText(in.host.Clock))
+	}
+	if !c.SkewRisk {
+		c.Text = fmt.Sprintf("every instance ran on one host (%s): pub-to-sub latency is read on one clock", strings.Join(r.Hosts, ""))
+	} else {
+		c.Text = fmt.Sprintf("instances ran on %d hosts (%s): the pub-to-sub latency of a message published on one host "+
+			"and received on another is the difference of two wall clocks, so skew between the hosts' clocks adds to "+
+			"or hides latency (a skew of 1 ms moves every such sample by 1 ms). Clocks: %s",
+			len(r.Hosts), strings.Join(r.Hosts, ", "), strings.Join(errs, "; "))
+	}
+	r.Clock = c
+}
+
+func clockText(c *ClockInfo) string {
+	if c == nil {
+		return "error not known"
+	}
+	s := "not synchronized"
+	if c.Synchronized {
+		s = "synchronized"
+	}
+	if c.MaxErrorUs != nil {
+		s += fmt.Sprintf(", max error %.3f ms", *c.MaxErrorUs/1000)
+	}
+	if c.EstErrorUs != nil {
+		s += fmt.Sprintf(", estimated error %.3f ms", *c.EstErrorUs/1000)
+	}
+	return s
+}
+
+// counts adds up the instances' counters; the loss is the merged
+// accounting's (an instance alone cannot see a stream whose publisher ran
+// elsewhere).
+func (r *Result) counts(ins []*instance) {
+	r.Counts = map[string]float64{}
+	streams := false
+	for _, in := range ins {
+		for k, v := range in.Counts {
+			r.Counts[k] += v
+		}
+		streams = streams || in.Streams != nil
+	}
+	if !streams {
+		r.Notes = append(r.Notes, "no instance file has streams: mqtt_lost is the sum of the instances' own "+
+			"losses, which miss streams whose publisher and subscriber ran in different instances")
+		return
+	}
+	lost := int64(0)
+	for _, d := range r.Delivery {
+		lost += d.Lost
+	}
+	r.Counts[load.MetricLost] = float64(lost)
+}
+
+func rateVerdict(ins []*instance) *string {
+	var vs []string
+	for _, in := range ins {
+		if in.RateVerdict != nil && *in.RateVerdict != "" {
+			vs = append(vs, fmt.Sprintf("%s: %s", in.Instance.Segment, *in.RateVerdict))
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	s := strings.Join(vs, "; ")
+	return &s
+}
+
+// Write writes the result to dir (ResultPath), unless what is there is
+// not a merged result. It writes a temporary file first, so a reader never
+// sees half a result.
+func (r *Result) Write(dir string) error {
+	path := ResultPath(dir, r.RunID)
+	if err := checkTarget(path); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+r.RunID+".merge-*.json")
+	if err != nil {
+		return badInput(fmt.Errorf("--dir %s: the merged result cannot be written (%v): make it writable", dir, err))
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return badInput(fmt.Errorf("%s cannot be written (%v): make --dir %s writable", path, err, dir))
+	}
+	return nil
+}

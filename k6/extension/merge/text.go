@@ -1,0 +1,111 @@
+package merge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+)
+
+// num3 shows a figure as k6/lib/summary.js does: 3 decimals below 10.
+func num3(x float64) string {
+	if x == float64(int64(x)) {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	if x < 10 {
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Text is the merged result's summary, in the spirit of k6's end-of-test
+// summary and k6/lib/summary.js; path is where the result was written.
+func Text(r *Result, path string) string {
+	c := func(k string) string { return num3(r.Counts[k]) }
+	verdict := "PASSED"
+	if !r.Passed {
+		verdict = "FAILED"
+	}
+	lines := []string{
+		"",
+		fmt.Sprintf("mqtt-bench %s on %s: %s (run %s, %d of %d instances on %s)",
+			r.Scenario, r.Broker, verdict, r.RunID, len(r.Instances), r.InstancesExpected, plural(len(r.Hosts), "host")),
+		fmt.Sprintf("  connections   %s ok, %s failed; %s disconnects, %s reconnects",
+			c(load.MetricConnects), c(load.MetricConnectFailures), c(load.MetricDisconnects), c(load.MetricReconnects)),
+		fmt.Sprintf("  messages      %s published, %s received, %s lost, %s duplicates, %s out of order, %s failed",
+			c(load.MetricPublishes), c(load.MetricReceives), c(load.MetricLost), c(load.MetricDuplicates),
+			c(load.MetricOutOfOrder), c(load.MetricPublishFailures)),
+	}
+	if r.Counts[load.MetricPublishRejected] > 0 {
+		lines = append(lines, fmt.Sprintf("  rejected      %s publishes refused by the broker (not expected at the subscribers)",
+			c(load.MetricPublishRejected)))
+	}
+	if r.RateVerdict != nil {
+		lines = append(lines, "  rate          "+*r.RateVerdict)
+	}
+	for _, name := range sortedKeys(r.Delivery) {
+		d := r.Delivery[name]
+		exp := "not checked"
+		if d.Expected != nil {
+			exp = strconv.FormatInt(*d.Expected, 10)
+		}
+		lines = append(lines, fmt.Sprintf("  flow %-8s %d streams: expected %s, received %d, lost %d",
+			flowLabel(name), d.Streams, exp, d.Unique, d.Lost))
+	}
+	if l := r.LatencyMs["pub_to_sub"]; l.Count > 0 {
+		lines = append(lines, fmt.Sprintf("  latency ms    avg %s  p50 %s  p90 %s  p99 %s  p99.99 %s  max %s  (%d samples)",
+			num3(l.Avg), num3(l.P50), num3(l.P90), num3(l.P99), num3(l.P9999), num3(l.Max), l.Count))
+	}
+	if l := r.LatencyMs["pub_to_sub_from_intended"]; l.Count > 0 {
+		lines = append(lines, fmt.Sprintf("  from intended avg %s  p50 %s  p90 %s  p99 %s  p99.99 %s  max %s",
+			num3(l.Avg), num3(l.P50), num3(l.P90), num3(l.P99), num3(l.P9999), num3(l.Max)))
+	}
+	for _, k := range sortedKeys(r.ThresholdValues) {
+		t := r.ThresholdValues[k]
+		mark := "ok  "
+		if !t.OK {
+			mark = "FAIL"
+		}
+		how := ""
+		switch {
+		case t.Value != nil:
+			how = " (merged: " + num3(*t.Value) + ")"
+		case t.How != JudgedMerged:
+			how = " (" + t.How + ")"
+		}
+		lines = append(lines, fmt.Sprintf("  %s          %s%s", mark, k, how))
+	}
+	for _, m := range r.MissingInstances {
+		lines = append(lines, "  missing       "+m)
+	}
+	for _, in := range r.Instances {
+		v := "passed"
+		if !in.Passed {
+			v = "failed"
+		}
+		lines = append(lines, fmt.Sprintf("  instance      %s on %s: %s on its own", in.Segment, in.Hostname, v))
+	}
+	if r.Clock.SkewRisk {
+		lines = append(lines, "  clock skew    "+r.Clock.Text)
+	}
+	if r.StartedAtSpreadS >= 1 {
+		lines = append(lines, fmt.Sprintf("  start spread  the instances started up to %.1f s apart", r.StartedAtSpreadS))
+	}
+	for _, n := range r.Notes {
+		lines = append(lines, "  note          "+n)
+	}
+	if r.ThresholdsNote != "" {
+		lines = append(lines, "  note          thresholds "+r.ThresholdsNote)
+	}
+	lines = append(lines, fmt.Sprintf("  diagnosis     %s: %s", r.Diagnosis.Cause, r.Diagnosis.Text))
+	lines = append(lines, "  result        "+path, "")
+	return strings.Join(lines, "\n")
+}
