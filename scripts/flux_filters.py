@@ -6,7 +6,13 @@ what, say, "broker CPU" is.
 
 Each function returns the body of a `filter(fn: (r) => ...)`. Tag values
 are passed in: a real broker or run id (the report) or a Grafana template
-variable such as "${broker}" (the dashboards)."""
+variable such as "${broker}" (the dashboards).
+
+A capacity search (scripts/capacity) runs its trials as runs of their own,
+run_id `<search id>-tNN-r<rate>`, and gives every k6 sample of each the k6
+tag `search=<search id>`; runs outside a search have no `search` tag. The k6
+filters take either id (run()): a run id selects that run (or one trial), a
+search id every trial of the search."""
 
 # Telegraf (telegraf/): the host, the broker process natively (procstat) or
 # its container under compose (docker), and the Prometheus scrapes (one
@@ -53,15 +59,35 @@ def field(name):
     return tag("_field", name)
 
 
+def run(run_id):
+    """The samples of one run, or of every trial of a search: run_id is
+    either id. Where a sample has no `search` tag, r.search is null and that
+    side is false (no run id equals a search id: a trial's id extends its
+    search's). The one run filter of every k6 query."""
+    return f"({tag('run_id', run_id)} or {tag('search', run_id)})"
+
+
 def k6_value(name, run_id):
-    """A k6 metric of one run."""
-    return f"{measurement(name)} and {tag('run_id', run_id)} and {field('value')}"
+    """A k6 metric of one run (or of all trials of a search, see run())."""
+    return f"{measurement(name)} and {run(run_id)} and {field('value')}"
 
 
 def k6_stats(name, run_id, stats):
-    """The given stats (p50, p99, ...) of a per-second k6 summary of one run."""
+    """The given stats (p50, p99, ...) of a per-second k6 summary of one run
+    (or of all trials of a search, see run())."""
     either = " or ".join(tag("stat", s) for s in stats)
-    return f"{measurement(name)} and {tag('run_id', run_id)} and ({either})"
+    return f"{measurement(name)} and {run(run_id)} and ({either})"
+
+
+def run_steps(run_id):
+    """The step boundaries of exactly one run or trial (not a search):
+    mqtt_step_rate is a step's rate when it starts and 0 after the last."""
+    return f"{measurement(STEP_RATE)} and {tag('run_id', run_id)} and {field('value')}"
+
+
+def trial_starts(search_id):
+    """The step starts (rate > 0) of the trials of one capacity search."""
+    return f"{measurement(STEP_RATE)} and {tag('search', search_id)} and {field('value')} and r._value > 0.0"
 
 
 def host_cpu(name, broker):

@@ -20,7 +20,8 @@ DS = {"type": "influxdb", "uid": "mqtt-bench-influxdb"}
 # string, no timepicker.time_options, no hideFrom overrides).
 SCHEMA_VERSION = 41
 RANGE = "from(bucket: v.defaultBucket)\n  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)\n"
-# Grafana's template variables, bound when a panel is drawn.
+# Grafana's template variables, bound when a panel is drawn. run_id holds a
+# run id or a capacity search's id (ff.run(): then every trial of the search).
 RUN = "${run_id}"
 HOST = "${broker}"
 PER_SECOND = (
@@ -100,7 +101,7 @@ BROKER_MEM = (
 )
 DELIVERY = (
     where(
-        f"{ff.tag('run_id', RUN)} and {ff.field('value')} and "
+        f"{ff.run(RUN)} and {ff.field('value')} and "
         f"({measurement(ff.RECEIVES)} or {measurement(ff.LOST)} or {measurement(ff.DUPLICATES)})"
     )
     + "  |> group()\n"
@@ -113,12 +114,21 @@ DELIVERY = (
 )
 
 
-def variable(name, tag, source):
-    q = (
-        'import "influxdata/influxdb/schema"\n'
-        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", '
-        f"predicate: (r) => {measurement(source)}, start: -30d)"
-    )
+def variable(name, tags, source):
+    """A query variable listing the values of the given tags on source. With
+    several tags, one table of their distinct values (Grafana reads a
+    variable's values from the first string field of each frame), newest
+    first for run ids (the sort option sorts them again)."""
+    values = [
+        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {measurement(source)}, start: -30d)'
+        for tag in tags
+    ]
+    q = 'import "influxdata/influxdb/schema"\n'
+    if len(values) == 1:
+        q += values[0]
+    else:
+        q += "union(tables: [\n" + "".join(f"  {v},\n" for v in values) + "])\n"
+        q += "  |> group()\n  |> unique()\n  |> sort(desc: true)"
     return {
         "name": name,
         "label": name,
@@ -137,21 +147,55 @@ def variable(name, tag, source):
 
 
 VARIABLES = [
-    variable("run_id", "run_id", ff.PUBLISHES),
-    variable("broker", "broker", ff.CPU),
-    variable("scenario", "scenario", ff.CONNECTS),
+    # Run ids and capacity search ids: choosing a search shows all its trials.
+    variable("run_id", ["run_id", "search"], ff.PUBLISHES),
+    variable("broker", ["broker"], ff.CPU),
+    variable("scenario", ["scenario"], ff.CONNECTS),
 ]
-ANNOTATIONS = [
-    {
-        "name": "Run steps",
+
+
+def annotation(name, color, query):
+    return {
+        "name": name,
         "datasource": DS,
         "enable": True,
-        "iconColor": "orange",
-        "target": {
-            "refId": "Anno",
-            "query": RANGE + f"  |> filter(fn: (r) => {measurement(ff.STEP_RATE)} and {ff.tag('run_id', RUN)})",
-        },
+        "iconColor": color,
+        "target": {"refId": "Anno", "query": query},
     }
+
+
+def events(text, tags="r.run_id"):
+    """The last step of an annotation query: one table of _time, text and
+    tags and no _value. Grafana's Flux backend makes a table without _value
+    a frame whose fields are its columns (with _value it is a time series,
+    its other columns labels, and there is no text field); the annotation
+    then takes the first time field as time, the field `text` as text and
+    `tags` split on commas as tags (see tests/test_grafana_upstream.py)."""
+    return (
+        "  |> group()\n"
+        '  |> sort(columns: ["_time"])\n'
+        f"  |> map(fn: (r) => ({{_time: r._time, text: {text}, tags: {tags}}}))"
+    )
+
+
+RATE_TEXT = 'string(v: r._value) + " msg/s"'
+ANNOTATIONS = [
+    # The steps of a single run, or of one trial chosen by its own run id.
+    annotation(
+        "Run steps",
+        "orange",
+        where(ff.run_steps(RUN)) + events(f'if r._value > 0.0 then "step: " + {RATE_TEXT} else "end of the last step"'),
+    ),
+    # A capacity search chosen in run_id: one annotation per trial, at its
+    # first step start (k6 instances of one trial each push the gauge).
+    annotation(
+        "Capacity trials",
+        "purple",
+        where(ff.trial_starts(RUN))
+        + '  |> group(columns: ["run_id"])\n'
+        + "  |> first()\n"
+        + events(f'"trial " + r.run_id + ": " + {RATE_TEXT}'),
+    ),
 ]
 
 
@@ -206,11 +250,15 @@ class Dashboard:
         }
 
 
+SEARCH_SUM = " With a capacity search chosen in run_id: the sum over all its trials."
+
+
 def dashboards():
     ov = Dashboard(
         "mqtt-bench-overview",
         "Benchmark overview",
-        "TPS, pub-to-sub latency, success, connections, host and broker CPU and memory of one run.",
+        "TPS, pub-to-sub latency, success, connections, host and broker CPU and memory of one run, or of every "
+        "trial of a capacity search (run_id lists both; the Capacity trials annotation marks each trial).",
     )
     ov.panel(
         "TPS in and out (msg/s)",
@@ -218,10 +266,35 @@ def dashboards():
         "short",
     )
     ov.panel("Pub-to-sub latency p50 / p99 (ms)", [k6_stats(ff.LATENCY_1S, ["p50", "p99"])], "ms")
-    ov.panel("Delivery success (%)", [DELIVERY], "percent", "stat", w=6, h=5)
-    ov.panel("Lost messages", [k6_sum(ff.LOST)], "short", "stat", w=6, h=5)
-    ov.panel("Connect failures", [k6_sum(ff.CONNECT_FAILURES)], "short", "stat", w=6, h=5)
-    ov.panel("Publish failures", [k6_sum(ff.PUBLISH_FAILURES)], "short", "stat", w=6, h=5)
+    ov.panel(
+        "Delivery success (%)",
+        [DELIVERY],
+        "percent",
+        "stat",
+        w=6,
+        h=5,
+        description="Received (less duplicates) of expected messages. With a capacity search chosen in run_id: "
+        "over all its trials together.",
+    )
+    ov.panel("Lost messages", [k6_sum(ff.LOST)], "short", "stat", w=6, h=5, description="Lost messages." + SEARCH_SUM)
+    ov.panel(
+        "Connect failures",
+        [k6_sum(ff.CONNECT_FAILURES)],
+        "short",
+        "stat",
+        w=6,
+        h=5,
+        description="Failed connection attempts." + SEARCH_SUM,
+    )
+    ov.panel(
+        "Publish failures",
+        [k6_sum(ff.PUBLISH_FAILURES)],
+        "short",
+        "stat",
+        w=6,
+        h=5,
+        description="Publishes that failed." + SEARCH_SUM,
+    )
     ov.panel("Connections (generator)", [k6_gauge(ff.CONNECTIONS, "role")], "short")
     ov.panel("Host CPU (1 - idle) and broker CPU (%)", [HOST_CPU, BROKER_CPU], "percent")
     ov.panel("Host memory used (%)", [HOST_MEM], "percent")
@@ -298,10 +371,17 @@ def dashboards():
     )
     gen.panel("Send lag p50 / p99 (ms): intended -> actual send", [k6_stats(ff.SEND_LAG_1S, ["p50", "p99"])], "ms")
     gen.panel(
-        "Worst achieved / target ratio", [k6_gauge(ff.RATE_ACHIEVED_RATIO, fn="min")], "percentunit", "stat", w=8, h=5
+        "Worst achieved / target ratio",
+        [k6_gauge(ff.RATE_ACHIEVED_RATIO, fn="min")],
+        "percentunit",
+        "stat",
+        w=8,
+        h=5,
+        description="The lowest achieved / target rate ratio. With a capacity search chosen in run_id: "
+        "the worst over all its trials.",
     )
-    gen.panel("Reconnects", [k6_sum(ff.RECONNECTS)], "short", "stat", w=8, h=5)
-    gen.panel("Errors", [k6_sum(ff.ERRORS)], "short", "stat", w=8, h=5)
+    gen.panel("Reconnects", [k6_sum(ff.RECONNECTS)], "short", "stat", w=8, h=5, description="Reconnects." + SEARCH_SUM)
+    gen.panel("Errors", [k6_sum(ff.ERRORS)], "short", "stat", w=8, h=5, description="Errors." + SEARCH_SUM)
     gen.panel("Latency from intended send p99 (ms)", [k6_stats(ff.LATENCY_INTENDED_1S, ["p99"])], "ms")
     gen.panel("Step rate (msg/s)", [k6_gauge(ff.STEP_RATE)])
     return [ov, br, host, gen]

@@ -1,6 +1,8 @@
 """compose.yaml validates for every profile with the real compose
 plugin; its structure is checked; every dashboard query runs against the
-real InfluxDB of the native stack after a real k6 run."""
+real InfluxDB of the native stack after a real k6 run, and the run_id
+variable, the panels and the annotations against the trials of a capacity
+search."""
 
 import json
 import re
@@ -11,8 +13,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import requests
 
-from conftest import ROOT, dashboard_queries, lib_value, load_dashboards, run_scenario_to_influx
+import flux_filters as ff
+from conftest import ROOT, TEST_PORTS, dashboard_queries, lib_value, load_dashboards, run_scenario_to_influx, wait_until
 
 BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
 
@@ -116,6 +120,12 @@ def test_dashboards_lint():
             for t in p["targets"]:
                 assert t["datasource"]["uid"] == "mqtt-bench-influxdb"
                 assert "${run_id}" in t["query"] or "${broker}" in t["query"], (name, p["title"])
+                # Every run filter takes a run id or a capacity search's id.
+                n = t["query"].count("${run_id}")
+                assert n == 2 * t["query"].count('(r.run_id == "${run_id}" or r.search == "${run_id}")'), (
+                    name,
+                    p["title"],
+                )
 
 
 def bind(query, start, run_id, scenario):
@@ -155,11 +165,144 @@ def test_every_dashboard_query_runs_and_core_panels_have_data(stack, filled_run)
         # Mosquitto publishes a $SYS counter only once it changes: nothing
         # is dropped in a healthy run, so that series does not exist yet.
         event_only = "dropped" in title
-        if not rows and not other_broker and not event_only:
+        # Only a capacity search has trials: see test_capacity_trials_annotation.
+        search_only = title == "annotation Capacity trials"
+        if not rows and not other_broker and not event_only and not search_only:
             empty.append(f"{board} / {title}")
     assert not errors, "\n".join(errors)
     # Overview, Host, Mosquitto and generator panels must show the run.
     assert not empty, "panels without data:\n" + "\n".join(empty)
+
+
+def query(board, where, target=None):
+    """The Flux text of a panel (its only or its target-th query), a variable
+    ("variable run_id") or an annotation ("annotation Run steps")."""
+    found = [q for b, w, q in dashboard_queries() if (b, w) == (board, where)]
+    if target is not None:
+        return found[target]
+    assert len(found) == 1, f"{board} has {len(found)} queries for {where!r}"
+    return found[0]
+
+
+OVERVIEW = "benchmark-overview.json"
+# Two trials of one capacity search, as scripts/capacity runs them: run ids
+# <search>-tNN-r<rate>, every sample tagged search=<search>. Trial 2 ran on
+# two k6 instances, each pushing its step start. Counts per trial: lost,
+# received (a delivery success of 99.7 % and 98 %, 98.5667 % together).
+TRIALS = [
+    {"t": "t01", "rate": 1000, "lost": 3, "received": 997, "instances": 1},
+    {"t": "t02", "rate": 2000, "lost": 40, "received": 1960, "instances": 2},
+]
+
+
+@pytest.fixture(scope="module")
+def search_trials(stack):
+    """The k6 samples of two trials of a search (and of a run outside any
+    search), in k6's line protocol through Telegraf's k6 listener, the way
+    `k6 run --out influxdb=... --tag search=<id>` sends them."""
+    search = f"cap-p2p-mosquitto-{int(time.time())}-dash"
+    now = time.time_ns() // 10**9 * 10**9
+    start = datetime.fromtimestamp(now / 1e9 - 120, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines, trials = [], []
+    for i, t in enumerate(TRIALS):
+        run_id = f"{search}-{t['t']}-r{t['rate']}"
+        t0 = now - (90 - 40 * i) * 10**9  # 90 s and 50 s ago; 6 s each
+        tags = f"run_id={run_id},scenario=p2p,search={search}"
+        for k in range(t["instances"]):  # each instance pushes its step start, the first at t0
+            lines.append(f"{ff.STEP_RATE},{tags},instance={k} value={t['rate']} {t0 + k * 10**8}")
+        lines.append(f"{ff.STEP_RATE},{tags} value=0 {t0 + 6 * 10**9}")
+        for s in range(1, 6):  # per-second deltas of the counters
+            lines.append(f"{ff.PUBLISHES},{tags},role=publisher value={t['rate']} {t0 + s * 10**9}")
+        lines.append(f"{ff.RECEIVES},{tags},role=subscriber value={t['received']} {t0 + 5 * 10**9}")
+        lines.append(f"{ff.LOST},{tags},role=subscriber value={t['lost']} {t0 + 5 * 10**9}")
+        trials.append({**t, "run_id": run_id, "t0": t0, "t_end": t0 + 6 * 10**9})
+    single = f"single-{int(time.time())}"
+    lines.append(f"{ff.STEP_RATE},run_id={single},scenario=p2p value=300 {now - 30 * 10**9}")
+    lines.append(f"{ff.PUBLISHES},run_id={single},scenario=p2p,role=publisher value=300 {now - 29 * 10**9}")
+    lines.append(f"{ff.LOST},run_id={single},scenario=p2p,role=subscriber value=5 {now - 29 * 10**9}")
+    r = requests.post(
+        f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write",
+        params={"db": "k6"},
+        data="\n".join(lines),
+        timeout=10,
+    )
+    r.raise_for_status()
+    seen = (
+        f'from(bucket: "mqtt-bench") |> range(start: {start})'
+        f' |> filter(fn: (r) => r._measurement == "{ff.PUBLISHES}" and r.search == "{search}") |> group() |> count()'
+    )
+    total = 5 * len(TRIALS)
+    assert wait_until(lambda: [r["_value"] for r in stack.flux(seen)] == [str(total)], timeout=30), (
+        "no trials in InfluxDB"
+    )
+    return start, search, trials, single
+
+
+def rows_of(stack, q, start, run_id):
+    rows = stack.flux(bind(q, start, run_id, "p2p"))
+    assert all(r.get("result") != "result" for r in rows), "more than one table"
+    return rows
+
+
+def test_run_id_variable_lists_search_and_its_trials(stack, search_trials):
+    start, search, trials, single = search_trials
+    values = [r["_value"] for r in rows_of(stack, query(OVERVIEW, "variable run_id"), start, search)]
+    assert search in values and single in values
+    assert all(t["run_id"] in values for t in trials)
+    # One table of distinct values, newest (highest) first.
+    assert len(values) == len(set(values)) and values == sorted(values, reverse=True)
+    for board, where, q in dashboard_queries():
+        if where == "variable run_id":
+            assert q == query(OVERVIEW, "variable run_id"), board
+
+
+def test_panels_show_every_trial_of_a_search_or_one_trial(stack, search_trials):
+    start, search, trials, single = search_trials
+
+    def stat(title, run_id):
+        rows = rows_of(stack, query(OVERVIEW, title), start, run_id)
+        assert len(rows) == 1, (title, run_id, rows)
+        return float(rows[0]["_value"])
+
+    # Counts add up over the trials of a search; one trial's id, that trial.
+    assert stat("Lost messages", search) == sum(t["lost"] for t in TRIALS)
+    for t in trials:
+        assert stat("Lost messages", t["run_id"]) == t["lost"]
+    assert stat("Lost messages", single) == 5
+    assert stat("Delivery success (%)", trials[0]["run_id"]) == pytest.approx(99.7)
+    assert stat("Delivery success (%)", search) == pytest.approx(100.0 * 2957 / 3000)
+
+    def span(run_id):
+        """Which trials' time spans the TPS-in series of run_id falls in."""
+        rows = rows_of(stack, query(OVERVIEW, "TPS in and out (msg/s)", 0), start, run_id)
+        assert rows and all(float(r["_value"]) > 0 for r in rows), (run_id, rows)
+        times = [datetime.fromisoformat(r["_time"].replace("Z", "+00:00")).timestamp() * 1e9 for r in rows]
+        return {t["t"] for t in trials for x in times if t["t0"] <= x <= t["t_end"] + 2e9}
+
+    assert span(search) == {"t01", "t02"}
+    assert span(trials[0]["run_id"]) == {"t01"}
+    assert span(trials[1]["run_id"]) == {"t02"}
+
+
+def test_capacity_trials_annotation(stack, search_trials):
+    start, search, trials, single = search_trials
+    for board, _ in load_dashboards().items():
+        rows = rows_of(stack, query(board, "annotation Capacity trials"), start, search)
+        # One event per trial, at its first step start, naming the trial and its rate.
+        assert [set(r) - {"", "result", "table"} for r in rows] == [{"_time", "text", "tags"}] * len(trials), rows
+        assert [r["text"] for r in rows] == [f"trial {t['run_id']}: {t['rate']} msg/s" for t in trials]
+        assert [r["tags"] for r in rows] == [t["run_id"] for t in trials]
+        got = [datetime.fromisoformat(r["_time"].replace("Z", "+00:00")).timestamp() for r in rows]
+        assert got == pytest.approx([t["t0"] / 1e9 for t in trials], abs=1e-3)
+        # A run or a single trial chosen: no trial annotations, its steps instead.
+        assert rows_of(stack, query(board, "annotation Capacity trials"), start, trials[0]["run_id"]) == []
+        assert rows_of(stack, query(board, "annotation Capacity trials"), start, single) == []
+        steps = rows_of(stack, query(board, "annotation Run steps"), start, trials[0]["run_id"])
+        assert [r["text"] for r in steps] == ["step: 1000 msg/s", "end of the last step"]
+        assert [r["text"] for r in rows_of(stack, query(board, "annotation Run steps"), start, single)] == [
+            "step: 300 msg/s"
+        ]
+        assert rows_of(stack, query(board, "annotation Run steps"), start, search) == []
 
 
 def test_nanomq_healthcheck_passes_on_a_live_broker_only(stack):

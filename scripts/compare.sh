@@ -1,0 +1,378 @@
+#!/usr/bin/env bash
+# A comparison in one command: the same scenario (or the same capacity
+# search) on each broker in turn, with equal limits, then one report with a
+# column per broker: reports/compare-<id>/compare.md (+ charts, results.json).
+#
+# Usage: scripts/compare.sh --broker mosquitto,emqx,nanomq,vernemq [--native|--compose]
+#                           [--target NAME=URL ...] [--scenario p2p] [--search]
+#                           [--id ID] [--cpu-target 75] [--p99-ms 50] [-e NAME=VALUE ...]
+#   --broker B,B...   brokers this stack starts, one after another: natively
+#                     (scripts/stack.sh; only mosquitto has a native build) or
+#                     under compose (its profile up, the run, then that broker's
+#                     services stopped; InfluxDB and Grafana stay up; equal
+#                     limits: BROKER_CPUS/BROKER_MEMORY in .env). Default mode:
+#                     compose when Docker and every broker's image are here.
+#   --target N=URL    a broker already running (another host, another config):
+#                     not started or stopped; unreachable ones are marked.
+#   --search          a capacity search per broker (scripts/capacity.sh)
+#                     instead of one run; --cpu-target and --p99-ms go to it.
+#   -e NAME=VALUE     scenario parameters, the same for every broker (README:
+#                     Scenarios); RUN_ID, BROKER and MQTT_URL are set per broker.
+#   --id ID           the comparison's id (default <scenario>-<time>-<random>);
+#                     each broker's run is <id>-<name>.
+# A broker that does not start, or cannot be reached, is marked in its column
+# with the reason, and the others still run. Exit code: 0 every broker ran;
+# 1 some broker was marked (the report is written all the same); 2 bad input.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+KNOWN_BROKERS=(mosquitto emqx nanomq vernemq)
+NAME_RE='^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$'
+URL_RE='^(mqtt|tcp|mqtts|ssl|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:([0-9]{1,5}))?/?$'
+
+# bad MESSAGE: bad input, before anything starts (exit 2).
+bad() { printf 'error: %s\n' "$*" >&2; exit 2; }
+
+brokers=() targets=() k6_env=()
+brokers_arg() {
+  local names
+  [[ -n "$1" ]] || bad "--broker needs names, e.g. --broker mosquitto,emqx"
+  IFS=, read -r -a names <<<"$1"
+  brokers+=("${names[@]}")
+}
+scenario=p2p mode=auto search=false compare_id="" cpu_target=75 p99_ms=""
+while (($#)); do
+  case "$1" in
+    --broker) brokers_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
+    --broker=*) brokers_arg "${1#*=}"; shift ;;
+    --target) targets+=("${2-}"); shift $(($# > 1 ? 2 : 1)) ;;
+    --target=*) targets+=("${1#*=}"); shift ;;
+    --scenario) scenario="${2:?--scenario needs a name}"; shift 2 ;;
+    --search) search=true; shift ;;
+    --native) mode=native; shift ;;
+    --compose) mode=compose; shift ;;
+    --id) compare_id="${2:?--id needs a value}"; shift 2 ;;
+    --cpu-target) cpu_target="${2:?--cpu-target needs a percentage}"; shift 2 ;;
+    --p99-ms) p99_ms="${2:?--p99-ms needs milliseconds}"; shift 2 ;;
+    -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
+    -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --p99-ms; scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
+  esac
+done
+
+# --- Input, checked before anything starts ------------------------------
+((${#brokers[@]} + ${#targets[@]})) ||
+  bad "name the brokers to compare: --broker mosquitto,emqx,... (brokers this stack starts) and/or --target NAME=URL (brokers already running), e.g. --target emqx=mqtt://10.0.0.5:1883"
+declare -A seen=() target_url=()
+for b in "${brokers[@]}"; do
+  known=false
+  for k in "${KNOWN_BROKERS[@]}"; do [[ "$b" == "$k" ]] && known=true; done
+  $known || bad "--broker: unknown broker '$b' (known: ${KNOWN_BROKERS[*]}); a broker this stack does not start: --target $b=mqtt://HOST:PORT"
+  [[ -z "${seen[$b]:-}" ]] || bad "--broker: '$b' is named twice: each broker runs once"
+  seen[$b]=1
+done
+target_names=()
+for t in "${targets[@]}"; do
+  [[ "$t" == *=* ]] || bad "--target takes NAME=URL, e.g. --target emqx=mqtt://10.0.0.5:1883; got '$t'"
+  name="${t%%=*}" url="${t#*=}"
+  [[ "$name" =~ $NAME_RE ]] ||
+    bad "--target: the name '$name' must be letters, digits, '.', '_' or '-' (at most 40; it becomes part of the run id), e.g. --target emqx=mqtt://10.0.0.5:1883"
+  [[ "$url" =~ $URL_RE ]] ||
+    bad "--target $name: '$url' is not a broker URL: use mqtt://HOST:PORT (or tcp://, mqtts://, ssl://, tls://)"
+  [[ -z "${seen[$name]:-}" ]] || bad "--target: the name '$name' is used twice: give each broker its own name"
+  seen[$name]=1 target_url[$name]="$url"
+  target_names+=("$name")
+done
+if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
+  known=("$ROOT"/k6/scenarios/*.js)
+  known=("${known[@]##*/}")
+  bad "--scenario: unknown scenario '$scenario' (known: ${known[*]%.js})"
+fi
+for kv in "${k6_env[@]}"; do
+  [[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || bad "-e takes NAME=VALUE, got '$kv'"
+  case "${kv%%=*}" in
+    RUN_ID|BROKER|BROKER_VERSION|MQTT_URL|RESULTS_DIR)
+      bad "-e ${kv%%=*} is set per broker by compare.sh (run id <id>-<name>, the broker's name and URL): leave it out; name the comparison with --id" ;;
+  esac
+done
+[[ "$cpu_target" =~ ^[0-9]+([.][0-9]+)?$ ]] || bad "--cpu-target takes a percentage, e.g. --cpu-target 75; got '$cpu_target'"
+[[ -z "$p99_ms" || "$p99_ms" =~ ^[0-9]+([.][0-9]+)?$ ]] || bad "--p99-ms takes milliseconds, e.g. --p99-ms 50; got '$p99_ms'"
+if $search && [[ ! -x "$ROOT/scripts/capacity.sh" ]]; then
+  bad "--search runs scripts/capacity.sh per broker, and it is not here: run without --search (one run per broker)"
+fi
+[[ -n "$compare_id" ]] || compare_id="$scenario-$(date -u +%Y%m%dT%H%M%S)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+[[ "$compare_id" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || bad "--id: '$compare_id' must be letters, digits, '.', '_' or '-'"
+out="$ROOT/reports/compare-$compare_id"
+[[ ! -e "$out" ]] || bad "--id: $out exists already: choose another id (or remove it)"
+
+# Managed brokers: natively or under compose (as scripts/bench.sh decides).
+images_present() {
+  local img b
+  for img in "$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE"; do
+    docker image inspect "$img" >/dev/null 2>&1 || { missing_image="$img"; return 1; }
+  done
+  for b in "${brokers[@]}"; do
+    img="$(eval echo "\$${b^^}_IMAGE")"
+    docker image inspect "$img" >/dev/null 2>&1 || { missing_image="$img"; return 1; }
+  done
+}
+if ((${#brokers[@]})) && [[ "$mode" == auto ]]; then
+  if ! docker info >/dev/null 2>&1; then
+    mode=native; log "brokers run natively: no Docker engine answers here (docker info failed)"
+  elif ! images_present; then
+    mode=native; log "brokers run natively: image $missing_image is not present locally (docker pull it, or --compose)"
+  else
+    mode=compose; log "brokers run under compose: Docker and the images are present"
+  fi
+fi
+[[ "$mode" != auto ]] || mode=native
+
+mkdir -p "$out/logs" "$ROOT/reports/raw"
+env_args=()
+for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
+entries=()  # one JSON object per broker, in order (jq -c)
+marked=0
+
+# entry NAME KIND MODE URL STATUS SHORT REASON VERSION INFLUX HOST_TAG: records one broker's outcome.
+entry() {
+  local id_key=run_id
+  $search && id_key=search_id
+  entries+=("$(jq -nc --arg name "$1" --arg kind "$2" --arg mode "$3" --arg url "$4" --arg status "$5" \
+    --arg short "$6" --arg reason "$7" --arg version "$8" --argjson influx "$9" --arg host_tag "${10}" \
+    --arg id "$compare_id-$1" --arg id_key "$id_key" --arg log "logs/$1.log" \
+    'def opt: if . == "" then null else . end;
+     {name: $name, kind: $kind, mode: $mode, url: ($url | opt), status: $status, short: ($short | opt),
+      reason: ($reason | opt), version: ($version | opt), influx: $influx, host_tag: ($host_tag | opt),
+      log: $log} + {($id_key): $id}')")
+  if [[ "$5" != ran ]]; then
+    marked=$((marked + 1))
+    warn "$1: not run: $7"
+  fi
+}
+
+# why LOG RC: the reason a step failed, from its log: its last error line, else its last line.
+why() {
+  local line
+  line=$(tr '\r' '\n' <"$1" | grep -E '^(error|ERRO|Error)|level=error' | tail -n 1 || true)
+  [[ -n "$line" ]] || line=$(tr '\r' '\n' <"$1" | grep -v '^[[:space:]]*$' | tail -n 1 || true)
+  line="${line#error: }"
+  printf 'exit code %s: %s' "$2" "${line:-no message (see the log)}"
+}
+
+result_ok() { jq -e '.schema == "mqtt-bench/result/v1"' "$ROOT/reports/raw/$1.json" >/dev/null 2>&1; }
+native_up() { "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; }
+
+# native_ready B LOG: the native stack can run broker B (starting it is
+# bench.sh's or capacity.sh's job). When the stack runs another broker,
+# stack.sh up --broker B says whether B has a native build at all; a broker
+# that does is switched to (stack.sh down, then the run starts it).
+native_ready() {
+  local b="$1" logf="$2" running
+  native_up || return 0
+  running="$(cat "$STATE/broker" 2>/dev/null || true)"
+  [[ "$running" != "$b" ]] || return 0
+  if "$ROOT/scripts/stack.sh" up --broker "$b" >>"$logf" 2>&1; then return 0; fi
+  grep -q 'already running' "$logf" || return 1
+  log "$b: the native stack runs $running: stopping it to start $b"
+  "$ROOT/scripts/stack.sh" down >>"$logf" 2>&1
+}
+
+# not_native B REASON SHORT: marks broker B, which did not run natively
+# (stack.sh's reason: most often, no native build).
+not_native() {
+  local short="$3" reason="$2"
+  if [[ "$reason" == *"no native build"* ]]; then
+    short="no native build; use --compose"
+    reason+="; scripts/compare.sh --compose runs it in its container"
+  fi
+  entry "$1" broker native "" "not run" "$short" "$reason" "" false ""
+}
+
+# host_port URL: "HOST PORT" of a broker URL (default ports 1883, TLS 8883).
+host_port() {
+  [[ "$1" =~ $URL_RE ]]
+  local scheme="${BASH_REMATCH[1]}" host="${BASH_REMATCH[2]}" port="${BASH_REMATCH[4]}"
+  host="${host#[}" host="${host%]}"
+  [[ -n "$port" ]] || { [[ "$scheme" == mqtt || "$scheme" == tcp ]] && port=1883 || port=8883; }
+  printf '%s %s\n' "$host" "$port"
+}
+
+# reachable HOST PORT: a TCP connect within 5 s; on failure, REACH says why.
+REACH=""
+reachable() {
+  local err
+  # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
+  if err=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>&1); then return 0; fi
+  err="${err##*: }"
+  REACH="${err:-no answer in 5 s}"
+  return 1
+}
+
+# sys_version HOST PORT: the broker's version from its $SYS topics, when it
+# publishes one (Mosquitto: $SYS/broker/version; EMQX: $SYS/brokers/<node>/version).
+sys_version() {
+  command -v mosquitto_sub >/dev/null || return 0
+  timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
+}
+
+# Metrics reach InfluxDB when a Telegraf k6 listener answers here (native
+# stack, or a compose profile's Telegraf).
+telegraf_up() { curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$TELEGRAF_K6_PORT/ping" 2>/dev/null; }
+
+# run_report RUN_ID [report.sh options]: each run's own full report.
+run_report() {
+  local rc=0
+  "$ROOT/scripts/report.sh" "$@" >>"$out/logs/reports.log" 2>&1 || rc=$?
+  # 3: a complete report exists and was kept.
+  ((rc == 0 || rc == 3)) || warn "scripts/report.sh $* failed (exit code $rc): see $out/logs/reports.log"
+}
+
+# search_outcome NAME LOG RC: status and reason of a capacity search (its capacity.json).
+search_outcome() {
+  local name="$1" logf="$2" rc="$3" cap="$ROOT/reports/capacity-$compare_id-$1/capacity.json"
+  STATUS="not run" SHORT="" REASON=""
+  if [[ -f "$cap" ]] && jq -e '.recommended != null' "$cap" >/dev/null 2>&1 && ((rc == 0)); then
+    STATUS=ran
+  elif [[ -f "$cap" ]] && jq -e '.limit' "$cap" >/dev/null 2>&1; then
+    REASON=$(jq -r '.limit_text // .limit' "$cap")
+    case "$(jq -r '.limit' "$cap")" in
+      generator) SHORT="generator-limited: no broker capacity found" ;;
+      *) SHORT="no capacity found ($(jq -r '.limit' "$cap"))" ;;
+    esac
+  else
+    REASON="scripts/capacity.sh $(why "$logf" "$rc")" SHORT="capacity search failed"
+  fi
+  [[ -n "$REASON" ]] || return 0
+  log "$name: $SHORT"
+}
+
+# --- Brokers this stack starts -------------------------------------------
+for b in "${brokers[@]}"; do
+  run_id="$compare_id-$b" logf="$out/logs/$b.log"
+  : >"$logf"
+  log "$b ($mode): $($search && echo "capacity search $run_id" || echo "run $run_id"); log: $logf"
+  version="" influx=true
+  [[ "$mode" == compose ]] && version="${b^^}_IMAGE=$(eval echo "\$${b^^}_IMAGE")"
+  if [[ "$mode" == native ]] && ! native_ready "$b" "$logf"; then
+    reason="$(why "$logf" 1)"
+    not_native "$b" "${reason#exit code 1: }" "did not start natively"
+    continue
+  fi
+  if [[ "$mode" == compose ]]; then
+    log "$b: starting its profile and waiting until healthy (the core stays up)"
+    if ! compose --profile "$b" up -d --wait >>"$logf" 2>&1; then
+      entry "$b" broker compose "" "not run" "did not start under compose" \
+        "docker compose --profile $b up -d --wait failed: $(why "$logf" 1)" "$version" false ""
+      compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || true
+      continue
+    fi
+  fi
+  rc=0
+  if $search; then
+    args=(--broker "$b" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target")
+    [[ -z "$p99_ms" ]] || args+=(--p99-ms "$p99_ms")
+    "$ROOT/scripts/capacity.sh" "${args[@]}" "${env_args[@]}" 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+    search_outcome "$b" "$logf" "$rc"
+    entry "$b" broker "$mode" "" "$STATUS" "$SHORT" "$REASON" "$version" true ""
+  else
+    # bench.sh: the stack up (natively) or the profile (compose), the run, and its report.
+    "$ROOT/scripts/bench.sh" "--$mode" --broker "$b" --scenario "$scenario" -e "RUN_ID=$run_id" "${env_args[@]}" \
+      2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+    if result_ok "$run_id"; then
+      ((rc == 0)) || log "$b: the run's thresholds failed (exit code $rc): its column says which"
+      entry "$b" broker "$mode" "" ran "" "" "$version" "$influx" ""
+    elif [[ "$mode" == native ]]; then
+      not_native "$b" "scripts/bench.sh $(why "$logf" "$rc")" "the run did not complete"
+    else
+      entry "$b" broker "$mode" "" "not run" "the run did not complete" "scripts/bench.sh $(why "$logf" "$rc")" \
+        "$version" false ""
+    fi
+  fi
+  if [[ "$mode" == compose ]]; then
+    log "$b: stopping its services ($b, telegraf-$b); InfluxDB and Grafana stay up"
+    compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || warn "$b: could not stop its services: see $logf"
+  fi
+done
+
+# --- Brokers already running ---------------------------------------------
+for name in "${target_names[@]}"; do
+  url="${target_url[$name]}" run_id="$compare_id-$name" logf="$out/logs/$name.log"
+  : >"$logf"
+  read -r host port < <(host_port "$url")
+  if ! reachable "$host" "$port"; then
+    entry "$name" target target "$url" "not run" "unreachable ($host:$port: $REACH)" \
+      "unreachable: a TCP connect to $host:$port failed ($REACH)" "" false ""
+    continue
+  fi
+  version="$(sys_version "$host" "$port")"
+  host_tag=""
+  # A target on this host: the native stack's Telegraf measures this host
+  # (its points are tagged with the stack's broker); not the target's process.
+  if [[ "$host" =~ ^(127\.|localhost$|::1$) ]] && native_up; then host_tag="$(cat "$STATE/broker" 2>/dev/null || true)"; fi
+  rc=0
+  if $search; then
+    log "$name: capacity search $run_id on $url; log: $logf"
+    args=(--target "$name=$url" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target")
+    [[ -z "$p99_ms" ]] || args+=(--p99-ms "$p99_ms")
+    "$ROOT/scripts/capacity.sh" "${args[@]}" "${env_args[@]}" 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+    search_outcome "$name" "$logf" "$rc"
+    entry "$name" target target "$url" "$STATUS" "$SHORT" "$REASON" "$version" "$(telegraf_up && echo true || echo false)" "$host_tag"
+    continue
+  fi
+  [[ -x "$(k6_bin)" ]] || "$ROOT/scripts/setup.sh" k6
+  out_args=() influx=false
+  if telegraf_up; then
+    out_args=(--out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6") influx=true
+  else
+    log "$name: no Telegraf listener at 127.0.0.1:$TELEGRAF_K6_PORT: run without InfluxDB (host and broker metrics missing)"
+  fi
+  log "$name: running $scenario on $url (run $run_id); log: $logf"
+  (
+    ulimit -n "$(ulimit -Hn)"
+    export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$name" BROKER_VERSION="$version" MQTT_URL="$url" \
+      RESULTS_DIR="$ROOT/reports/raw"
+    exec "$(k6_bin)" run --address "" "${out_args[@]}" "${env_args[@]}" "$ROOT/k6/scenarios/$scenario.js"
+  ) 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+  if result_ok "$run_id"; then
+    ((rc == 0)) || log "$name: the run's thresholds failed (k6 exit code $rc): its column says which"
+    if $influx; then sleep 2; run_report "$run_id"; else run_report --no-influx "$run_id"; fi # Telegraf's last flush
+    entry "$name" target target "$url" ran "" "" "$version" "$influx" "$host_tag"
+  else
+    entry "$name" target target "$url" "not run" "the run did not complete" "k6 $(why "$logf" "$rc")" "$version" false ""
+  fi
+done
+
+# --- The comparison report -----------------------------------------------
+# The InfluxDB token, as scripts/report.sh finds it.
+if [[ -z "${INFLUX_TOKEN:-}" ]] && command -v docker >/dev/null && [[ -n "$(compose ps -q influxdb 2>/dev/null)" ]]; then
+  if INFLUX_TOKEN=$(compose_secret influx_token 2>/dev/null); then export INFLUX_TOKEN; else unset INFLUX_TOKEN; fi
+fi
+if [[ -z "${INFLUX_TOKEN:-}" && -f "$ROOT/.env.local" ]]; then
+  set -a
+  # shellcheck source=/dev/null # generated secrets, not in the repo
+  . "$ROOT/.env.local"
+  set +a
+fi
+limits=""
+if ((${#brokers[@]} == 0)); then
+  mode=target
+elif [[ "$mode" == compose ]]; then
+  limits="every broker's container: cpus BROKER_CPUS=$BROKER_CPUS, mem_limit BROKER_MEMORY=$BROKER_MEMORY (.env)"
+else
+  limits="native processes: no CPU or memory limit; the broker shares this host with the load generator"
+fi
+printf '%s\n' "${entries[@]}" | jq -s --arg id "$compare_id" --arg scenario "$scenario" --argjson search "$search" \
+  --arg mode "$mode" --argjson cpu "$cpu_target" --arg p99 "$p99_ms" --arg limits "$limits" \
+  --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --args '{compare_id: $id, scenario: $scenario, search: $search,
+    mode: $mode, cpu_target: $cpu, p99_ms: (if $p99 == "" then null else ($p99 | tonumber) end),
+    limits: (if $limits == "" then null else $limits end),
+    written_at: $started, env: $ARGS.positional, brokers: .}' "${k6_env[@]}" >"$out/manifest.json"
+[[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python
+PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" "$CACHE/venv/current/bin/python" -m report.brokers \
+  "$out/manifest.json" || die "the comparison report failed: see the message above (the runs' own reports are in reports/<run id>/)"
+if ((marked)); then
+  warn "$marked of $((${#brokers[@]} + ${#target_names[@]})) brokers not run (marked in $out/compare.md)"
+  exit 1
+fi
