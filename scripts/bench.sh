@@ -46,6 +46,18 @@ if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
 fi
 for kv in "${k6_env[@]}"; do [[ "$kv" == *=* ]] || die "-e takes NAME=VALUE, got '$kv'"; done
 [[ "$instances" =~ ^[1-9][0-9]*$ ]] || die "--instances takes a whole number >= 1, got '$instances'"
+((instances <= 250)) || die "--instances $instances: at most 250 on one host (one loopback source address each); use several hosts (README: Several generators)"
+# The scenario's VUs cap the instances (MAX_INSTANCES, default 32).
+if ((instances > 32)); then
+  given=false
+  for kv in "${k6_env[@]}"; do [[ "$kv" == MAX_INSTANCES=* ]] && given=true; done
+  $given || k6_env+=("MAX_INSTANCES=$instances")
+fi
+# Distinct source addresses only reach a broker on loopback.
+mqtt_host=127.0.0.1
+for kv in "${k6_env[@]}"; do
+  [[ "$kv" == MQTT_URL=* ]] && mqtt_host="$(sed -E 's#^[a-z]+://##; s#[:/].*$##' <<<"${kv#MQTT_URL=}")"
+done
 for a in "${k6_args[@]}"; do
   [[ "$a" != --execution-segment* ]] || ((instances == 1)) ||
     die "--instances sets each process's --execution-segment itself: give one or the other"
@@ -94,17 +106,18 @@ segment_args() {
 }
 
 # launch CMD...: runs the k6 command once per instance, with its segment
-# (and, natively, its own loopback source address: one address has ~28,000
-# ephemeral ports for one broker address), and waits for all. The first
-# instance talks to the terminal; the others write logs beside the
-# results. rc is the worst exit code.
+# (and, natively against a loopback broker, its own loopback source
+# address: one address has ~28,000 ephemeral ports), and waits for all.
+# The first instance talks to the terminal; the others write logs beside
+# the results. rc is the worst exit code; broken names the instances that
+# ended otherwise than passed or failed thresholds (0, 99).
 launch() {
   local i pids=() seg code log
-  rc=0
+  rc=0 broken=()
   for ((i = 0; i < instances; i++)); do
     mapfile -t seg < <(segment_args "$i")
     local extra=()
-    if ((instances > 1)) && [[ "$mode" == native ]] && ! $user_local_address; then
+    if ((instances > 1)) && [[ "$mode" == native ]] && ! $user_local_address && [[ "$mqtt_host" == 127.* ]]; then
       extra=(-e "LOCAL_ADDRESS=127.0.0.$((i + 2))")
     fi
     if ((i == 0)); then
@@ -120,6 +133,7 @@ launch() {
     code=0
     wait "${pids[$i]}" || code=$?
     ((code == 0)) || log "instance $((i + 1)) of $instances: k6 exit code $code"
+    ((code == 0 || code == 99)) || broken+=("$((i + 1)) (exit code $code)")
     ((code > rc)) && rc=$code
   done
   return 0
@@ -178,4 +192,7 @@ if jq -e '.schema == "mqtt-bench/result/v1"' "$ROOT/reports/raw/$run_id.json" >/
 else
   die "the run wrote no result file (k6 exit code $rc): see the k6 output above"
 fi
+# An instance that aborted or crashed may have written a result all the
+# same: the run does not pass, whatever the merge found.
+((${#broken[@]} == 0)) || die "k6 instance ${broken[*]} of run $run_id ended abnormally, not with a threshold verdict: see its output above (or reports/raw/$run_id.seg-*.log)"
 ((rc == 0)) || die "the run's thresholds failed (k6 exit code $rc); the report says which"

@@ -5,7 +5,8 @@
 #
 # Usage: scripts/compare.sh --broker mosquitto,emqx,nanomq,vernemq [--native|--compose]
 #                           [--target NAME=URL ...] [--scenario p2p] [--search]
-#                           [--id ID] [--cpu-target 75] [--p99-ms 50] [-e NAME=VALUE ...]
+#                           [--id ID] [--cpu-target 75] [-e NAME=VALUE ...]
+#                           [--search options: --qos --p99-ms --trial --budget --start-rate --max-rate --precision]
 #   --broker B,B...   brokers this stack starts, one after another: natively
 #                     (scripts/stack.sh; only mosquitto has a native build) or
 #                     under compose (its profile up, the run, then that broker's
@@ -15,7 +16,8 @@
 #   --target N=URL    a broker already running (another host, another config):
 #                     not started or stopped; unreachable ones are marked.
 #   --search          a capacity search per broker (scripts/capacity.sh)
-#                     instead of one run; --cpu-target and --p99-ms go to it.
+#                     instead of one run; --cpu-target and its own options
+#                     (--qos 1, --p99-ms 50, --trial 30s, --budget 15m, ...) go to it.
 #   -e NAME=VALUE     scenario parameters, the same for every broker (README:
 #                     Scenarios); RUN_ID, BROKER and MQTT_URL are set per broker.
 #   --id ID           the comparison's id (default <scenario>-<time>-<random>);
@@ -41,7 +43,7 @@ brokers_arg() {
   IFS=, read -r -a names <<<"$1"
   brokers+=("${names[@]}")
 }
-scenario=p2p mode=auto search=false compare_id="" cpu_target=75 p99_ms=""
+scenario=p2p mode=auto search=false compare_id="" cpu_target=75 search_opts=()
 while (($#)); do
   case "$1" in
     --broker) brokers_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
@@ -54,11 +56,12 @@ while (($#)); do
     --compose) mode=compose; shift ;;
     --id) compare_id="${2:?--id needs a value}"; shift 2 ;;
     --cpu-target) cpu_target="${2:?--cpu-target needs a percentage}"; shift 2 ;;
-    --p99-ms) p99_ms="${2:?--p99-ms needs milliseconds}"; shift 2 ;;
+    --qos|--p99-ms|--trial|--budget|--start-rate|--max-rate|--precision)
+      search_opts+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --p99-ms; scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
   esac
 done
 
@@ -98,7 +101,17 @@ for kv in "${k6_env[@]}"; do
   esac
 done
 [[ "$cpu_target" =~ ^[0-9]+([.][0-9]+)?$ ]] || bad "--cpu-target takes a percentage, e.g. --cpu-target 75; got '$cpu_target'"
-[[ -z "$p99_ms" || "$p99_ms" =~ ^[0-9]+([.][0-9]+)?$ ]] || bad "--p99-ms takes milliseconds, e.g. --p99-ms 50; got '$p99_ms'"
+if ! $search && ((${#search_opts[@]})); then
+  bad "${search_opts[0]} is an option of the capacity search (--search); for one run per broker, scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1 -e P99_MS=50 -e DURATION=2m)"
+fi
+if $search; then
+  for kv in "${k6_env[@]}"; do
+    case "${kv%%=*}" in
+      RATE|QOS|DURATION|P99_MS|STEPS)
+        bad "-e ${kv%%=*} is the capacity search's to set: use --start-rate/--max-rate, --qos, --trial or --p99-ms with --search" ;;
+    esac
+  done
+fi
 if $search && [[ ! -x "$ROOT/scripts/capacity.sh" ]]; then
   bad "--search runs scripts/capacity.sh per broker, and it is not here: run without --search (one run per broker)"
 fi
@@ -106,6 +119,11 @@ fi
 [[ "$compare_id" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || bad "--id: '$compare_id' must be letters, digits, '.', '_' or '-'"
 out="$ROOT/reports/compare-$compare_id"
 [[ ! -e "$out" ]] || bad "--id: $out exists already: choose another id (or remove it)"
+for name in "${brokers[@]}" "${target_names[@]}"; do
+  for f in "$ROOT/reports/raw/$compare_id-$name.json" "$ROOT/reports/capacity-$compare_id-$name"; do
+    [[ ! -e "$f" ]] || bad "--id: $f exists already (an earlier comparison with this id): choose another id"
+  done
+done
 
 # Managed brokers: natively or under compose (as scripts/bench.sh decides).
 images_present() {
@@ -148,7 +166,7 @@ entry() {
       log: $log} + {($id_key): $id}')")
   if [[ "$5" != ran ]]; then
     marked=$((marked + 1))
-    warn "$1: not run: $7"
+    warn "$1: $5: $7"
   fi
 }
 
@@ -166,17 +184,19 @@ native_up() { "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; }
 
 # native_ready B LOG: the native stack can run broker B (starting it is
 # bench.sh's or capacity.sh's job). When the stack runs another broker,
-# stack.sh up --broker B says whether B has a native build at all; a broker
-# that does is switched to (stack.sh down, then the run starts it).
+# stack.sh up --broker B says whether B has a native build at all (it checks
+# that before anything else, and starts nothing); a running stack is not
+# this script's to stop.
 native_ready() {
   local b="$1" logf="$2" running
   native_up || return 0
   running="$(cat "$STATE/broker" 2>/dev/null || true)"
   [[ "$running" != "$b" ]] || return 0
-  if "$ROOT/scripts/stack.sh" up --broker "$b" >>"$logf" 2>&1; then return 0; fi
-  grep -q 'already running' "$logf" || return 1
-  log "$b: the native stack runs $running: stopping it to start $b"
-  "$ROOT/scripts/stack.sh" down >>"$logf" 2>&1
+  if ! "$ROOT/scripts/stack.sh" up --broker "$b" >>"$logf" 2>&1 && ! grep -q 'already running' "$logf"; then
+    return 1
+  fi
+  echo "error: the native stack runs broker '$running': scripts/stack.sh down first, then compare again" >>"$logf"
+  return 1
 }
 
 # not_native B REASON SHORT: marks broker B, which did not run natively
@@ -232,7 +252,7 @@ run_report() {
 # search_outcome NAME LOG RC: status and reason of a capacity search (its capacity.json).
 search_outcome() {
   local name="$1" logf="$2" rc="$3" cap="$ROOT/reports/capacity-$compare_id-$1/capacity.json"
-  STATUS="not run" SHORT="" REASON=""
+  STATUS="no result" SHORT="" REASON=""
   if [[ -f "$cap" ]] && jq -e '.recommended != null' "$cap" >/dev/null 2>&1 && ((rc == 0)); then
     STATUS=ran
   elif [[ -f "$cap" ]] && jq -e '.limit' "$cap" >/dev/null 2>&1; then
@@ -264,15 +284,14 @@ for b in "${brokers[@]}"; do
     log "$b: starting its profile and waiting until healthy (the core stays up)"
     if ! compose --profile "$b" up -d --wait >>"$logf" 2>&1; then
       entry "$b" broker compose "" "not run" "did not start under compose" \
-        "docker compose --profile $b up -d --wait failed: $(why "$logf" 1)" "$version" false ""
+        "docker compose --profile $b up -d --wait $(why "$logf" 1)" "$version" false ""
       compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || true
       continue
     fi
   fi
   rc=0
   if $search; then
-    args=(--broker "$b" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target")
-    [[ -z "$p99_ms" ]] || args+=(--p99-ms "$p99_ms")
+    args=("--$mode" --broker "$b" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target" "${search_opts[@]}")
     "$ROOT/scripts/capacity.sh" "${args[@]}" "${env_args[@]}" 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
     search_outcome "$b" "$logf" "$rc"
     entry "$b" broker "$mode" "" "$STATUS" "$SHORT" "$REASON" "$version" true ""
@@ -314,11 +333,14 @@ for name in "${target_names[@]}"; do
   rc=0
   if $search; then
     log "$name: capacity search $run_id on $url; log: $logf"
-    args=(--target "$name=$url" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target")
-    [[ -z "$p99_ms" ]] || args+=(--p99-ms "$p99_ms")
+    args=(--target "$name=$url" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target" "${search_opts[@]}")
+    influx=false
+    # The trials' k6 metrics to InfluxDB, when a Telegraf listener answers here.
+    if telegraf_up; then influx=true; export MQTTBENCH_K6_OUT="influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6"; fi
     "$ROOT/scripts/capacity.sh" "${args[@]}" "${env_args[@]}" 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+    unset MQTTBENCH_K6_OUT
     search_outcome "$name" "$logf" "$rc"
-    entry "$name" target target "$url" "$STATUS" "$SHORT" "$REASON" "$version" "$(telegraf_up && echo true || echo false)" "$host_tag"
+    entry "$name" target target "$url" "$STATUS" "$SHORT" "$REASON" "$version" "$influx" ""
     continue
   fi
   [[ -x "$(k6_bin)" ]] || "$ROOT/scripts/setup.sh" k6
@@ -364,15 +386,14 @@ else
   limits="native processes: no CPU or memory limit; the broker shares this host with the load generator"
 fi
 printf '%s\n' "${entries[@]}" | jq -s --arg id "$compare_id" --arg scenario "$scenario" --argjson search "$search" \
-  --arg mode "$mode" --argjson cpu "$cpu_target" --arg p99 "$p99_ms" --arg limits "$limits" \
+  --arg mode "$mode" --argjson cpu "$cpu_target" --arg limits "$limits" --arg search_opts "${search_opts[*]}" \
   --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --args '{compare_id: $id, scenario: $scenario, search: $search,
-    mode: $mode, cpu_target: $cpu, p99_ms: (if $p99 == "" then null else ($p99 | tonumber) end),
-    limits: (if $limits == "" then null else $limits end),
+    mode: $mode, cpu_target: $cpu, search_options: $search_opts, limits: (if $limits == "" then null else $limits end),
     written_at: $started, env: $ARGS.positional, brokers: .}' "${k6_env[@]}" >"$out/manifest.json"
 [[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python
 PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" "$CACHE/venv/current/bin/python" -m report.brokers \
   "$out/manifest.json" || die "the comparison report failed: see the message above (the runs' own reports are in reports/<run id>/)"
 if ((marked)); then
-  warn "$marked of $((${#brokers[@]} + ${#target_names[@]})) brokers not run (marked in $out/compare.md)"
+  warn "$marked of $((${#brokers[@]} + ${#target_names[@]})) brokers marked (in $out/compare.md)"
   exit 1
 fi

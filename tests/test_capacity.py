@@ -111,6 +111,13 @@ def test_a_search_of_mosquitto_finds_a_rate_inside_the_bounds_and_the_next_step_
     assert not nxt["good"] and (nxt["broker_cpu_pct"] > 4 or nxt["latency_p99"] >= 1000), nxt
     report = (tmp_path / "out" / f"capacity-{c['search_id']}" / "capacity.md").read_text()
     assert f"**Recommended load: {rec['rate']:,.0f} msg/s**" in report
+    # Every trial's samples carry the search, beside their own run id and
+    # broker: the dashboards select a whole search by it.
+    rows = stack.flux(
+        'from(bucket: "mqtt-bench") |> range(start: -1h) |> filter(fn: (r) => r._measurement == "mqtt_publishes"'
+        f' and r.search == "{c["search_id"]}") |> keep(columns: ["run_id", "broker", "scenario"]) |> distinct(column: "run_id")'
+    )
+    assert {r["_value"] for r in rows} == {t["run_id"] for t in trials}, rows
 
 
 @pytest.fixture

@@ -44,8 +44,7 @@ def two_mosquittos(tmp_path):
         assert not listening(ports[name]), f"port {ports[name]} is taken"
         conf = tmp_path / f"{name}.conf"
         conf.write_text(
-            "\n".join([f"listener {ports[name]} 127.0.0.1", "allow_anonymous true", "persistence false", *lines])
-            + "\n"
+            "\n".join([f"listener {ports[name]} 127.0.0.1", "allow_anonymous true", "persistence false", *lines]) + "\n"
         )
         procs.append(
             subprocess.Popen(
@@ -118,23 +117,24 @@ def test_compare_two_mosquitto_configs_marks_the_brokers_that_cannot_run(stack, 
 
         # One table per metric, a column per broker, the marked ones with their reason in the header.
         rates = table(md, "Actual message rate (msg/s)")
-        header = rates[0]
-        assert header[1:3] == ["plain", "tuned"], header
-        assert header[3].startswith("nanomq — not run: ") and "no native build" in header[3], header
+        header = rates[0]  # the brokers in the order they ran
+        assert header[0] == "" and header[2:4] == ["plain", "tuned"], header
+        assert header[1].startswith("nanomq — not run: ") and "no native build" in header[1], header
         assert header[4].startswith("closed — not run: unreachable"), header
         for row in rates[1:]:
-            assert row[3] == row[4] == "not run", row
-        delivery = dict((row[0], row[1:]) for row in table(md, "Delivery")[1:])
-        assert delivery["delivery success %"][:2] == ["100.000", "100.000"], delivery
-        assert delivery["lost"][:2] == ["0", "0"]
-        latency = dict((row[0], row[1:]) for row in table(md, "Latency (ms)")[1:])
+            assert row[1] == row[4] == "not run", row
+        ran = slice(2, 4)  # plain, tuned (after the label)
+        delivery = {row[0]: row[ran] for row in table(md, "Delivery")[1:]}
+        assert delivery["delivery success %"] == ["100.000", "100.000"], delivery
+        assert delivery["lost"] == ["0", "0"]
+        latency = {row[0]: row[ran] for row in table(md, "Latency (ms)")[1:]}
         assert {"avg", "p50", "p75", "p90", "p95", "p99"} <= latency.keys()
-        assert all(float(v) > 0 for v in latency["p99"][:2]), latency
+        assert all(float(v) > 0 for v in latency["p99"]), latency
         # Host CPU: this host's Telegraf measured it (the targets are on loopback);
         # the targets' own processes are not this stack's: n/a, named.
-        cpu = dict((row[0], row[1:]) for row in table(md, "CPU (%)")[1:])
-        assert all(float(v) >= 0 for v in cpu["host avg (1 - idle)"][:2]), cpu
-        assert cpu["broker process avg"][:2] == ["n/a", "n/a"], cpu
+        cpu = {row[0]: row[ran] for row in table(md, "CPU (%)")[1:]}
+        assert all(float(v) >= 0 for v in cpu["host avg (1 - idle)"]), cpu
+        assert cpu["broker process avg"] == ["n/a", "n/a"], cpu
         assert "Connections" in md and "Memory" in md
 
         # Same scenario and parameters on each, with its own run id and report.
@@ -262,7 +262,7 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
                 "name": "b",
                 "url": "mqtt://h:2",
                 "search_id": f"{compare_id}-b",
-                "status": "not run",
+                "status": "no result",
                 "short": "generator-limited",
                 "reason": "the generator could not send 1000 msg/s",
             },
@@ -281,8 +281,11 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
         md = (out / "compare.md").read_text()
         rec_rows = dict((row[0], row[1:]) for row in table(md, "Recommended workload")[1:])
         header = table(md, "Recommended workload")[0]
-        assert header[1] == "a" and header[2].startswith("b — not run: generator-limited"), header
-        assert rec_rows["rate (msg/s)"] == ["2,000", "not run"], rec_rows
+        assert header[1] == "a" and header[2].startswith("b — no result: generator-limited"), header
+        assert rec_rows["rate (msg/s)"] == ["2,000", "no result"], rec_rows
+        # The search that found no rate still shows why it stopped.
+        search = dict((row[0], row[1:]) for row in table(md, "Search")[1:])
+        assert search["limit"][1] == "the generator could not send 1000 msg/s", search
         assert "p99 latency above 50 ms" in md and "broker CPU as % of BROKER_CPUS=2" in md
         assert f"../capacity-{compare_id}-a/" in md
         assert (out / "search.png").exists()
@@ -291,30 +294,80 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
 
 
 @pytest.mark.skipif(not (ROOT / "scripts/capacity.sh").exists(), reason="scripts/capacity.sh is not written yet")
-def test_compare_search_runs_capacity_per_broker(stack, two_mosquittos):
+def test_compare_search_runs_capacity_per_broker(stack):
+    """--search: scripts/capacity.sh on the native stack's Mosquitto (short
+    trials, a low ceiling), and a target that cannot be reached, marked."""
     compare_id = f"cmp-search-run-{time.time_ns()}"
     r = compare(
         "--search",
-        "--target",
-        f"plain={two_mosquittos['plain']}",
+        "--native",
+        "--broker",
+        "mosquitto",
         "--target",
         f"closed=mqtt://127.0.0.1:{loopback_port(11933)}",
         "--scenario",
         "p2p",
         "--id",
         compare_id,
-        "-e",
-        "DURATION=5s",
-        "-e",
-        "SCALE=0.1",
+        *("--trial", "3s", "--start-rate", "200", "--max-rate", "400", "--budget", "2m", "--p99-ms", "1000"),
+        *("--cpu-target", "90", "-e", "SCALE=0.1"),
         env=stack.env,
-        timeout=1800,
+        timeout=900,
     )
     try:
         assert r.returncode == 1, (r.stdout + r.stderr)[-4000:]
-        results = json.loads((REPORTS / f"compare-{compare_id}/results.json").read_text())
+        out = REPORTS / f"compare-{compare_id}"
+        results = json.loads((out / "results.json").read_text())
         by_name = {b["name"]: b for b in results["brokers"]}
         assert "unreachable" in by_name["closed"]["reason"]
-        assert (REPORTS / f"capacity-{compare_id}-plain/capacity.json").exists()
+        cap = json.loads((REPORTS / f"capacity-{compare_id}-mosquitto/capacity.json").read_text())
+        assert by_name["mosquitto"]["status"] == "ran", (by_name["mosquitto"], cap["limit_text"])
+        md = (out / "compare.md").read_text()
+        rec = {row[0]: row[1:] for row in table(md, "Recommended workload")[1:]}
+        assert rec["rate (msg/s)"] == [f"{cap['recommended']['rate']:,.0f}", "not run"], rec
+        assert f"../capacity-{compare_id}-mosquitto/capacity.md" in md
+        assert "brokers/mosquitto/broker.toml" in md  # the managed broker's disclosure
+    finally:
+        cleanup(compare_id)
+
+
+def test_under_compose_each_profile_is_started_then_stopped_and_one_that_fails_is_marked(tmp_path):
+    """Compose mode, with a stand-in `docker` whose profiles never become
+    healthy: each broker is marked with compose's reason, its own services
+    are stopped before the next, and the core is never taken down."""
+    calls = tmp_path / "calls"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "docker").write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> {calls}\n'
+        'case "$*" in\n'
+        '  *" up "*) echo "dependency failed to start: container mqtt-bench-$5-1 is unhealthy" >&2; exit 1 ;;\n'
+        "esac\n"
+        "exit 0\n"
+    )
+    (bindir / "docker").chmod(0o755)
+    # A cache without our compose build, so that lib.sh's compose runs `docker compose`.
+    cache = tmp_path / "cache"
+    (cache / "venv").mkdir(parents=True)
+    (cache / "venv/current").symlink_to(lib_value('readlink -f "$CACHE/venv/current"'))
+    compare_id = f"cmp-compose-{time.time_ns()}"
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", MQTTBENCH_CACHE=str(cache))
+    r = compare("--broker", "emqx,vernemq", "--id", compare_id, "-e", "DURATION=3s", env=env)
+    try:
+        assert r.returncode == 1, (r.stdout + r.stderr)[-3000:]
+        assert "under compose" in r.stderr
+        log = calls.read_text().splitlines()
+        ups = [c for c in log if " up " in c]
+        stops = [c for c in log if " stop " in c]
+        assert [c.split("--profile ")[1].split()[0] for c in ups] == ["emqx", "vernemq"], log
+        assert [c.split(" stop ")[1] for c in stops] == ["emqx telegraf-emqx", "vernemq telegraf-vernemq"], log
+        assert not [c for c in log if " down" in c], log
+        results = json.loads((REPORTS / f"compare-{compare_id}/results.json").read_text())
+        for b in results["brokers"]:
+            assert b["status"] == "not run" and b["short"] == "did not start under compose", b
+            assert f"container mqtt-bench-{b['name']}-1 is unhealthy" in b["reason"], b
+        md = (REPORTS / f"compare-{compare_id}/compare.md").read_text()
+        assert "BROKER_CPUS=" in md and "BROKER_MEMORY=" in md
     finally:
         cleanup(compare_id)

@@ -139,6 +139,65 @@ def test_four_instances_merge_into_the_brokers_own_counts(k6_bin, tmp_path, fres
     assert merged["latency_ms"]["pub_to_sub"]["count"] == c["mqtt_receives"]
 
 
+@pytest.mark.parametrize(
+    "scenario, env",
+    [
+        # Shared-subscription groups that straddle the instances' boundary:
+        # a group's members in both instances receive one publisher's stream.
+        ("fanin", {"PUBLISHERS": "63", "SUBSCRIBERS": "15", "RATE": "63"}),
+        # More instances than publishers: one instance has subscribers only.
+        ("fanout-1-1K-1-1K", {"PUBLISHERS": "1", "SUBSCRIBERS": "4", "RATE": "10"}),
+    ],
+)
+def test_streams_split_across_two_instances_merge_without_loss(k6_bin, tmp_path, fresh_mosquitto, scenario, env):
+    url, port = fresh_mosquitto
+    run_id = f"dist-split-{scenario}-{int(time.time() * 1000)}"
+    results = tmp_path / "raw"
+    results.mkdir()
+    env = dict(env, MQTT_URL=url, DURATION="6s", RUN_ID=run_id, QOS="1")
+    assert finish(launch(k6_bin, SCENARIOS / f"{scenario}.js", 2, env, results)) == [0, 0], logs(results)
+    m = merge(k6_bin, run_id, results)
+    assert m.returncode == 0, m.stdout + m.stderr
+    c = json.loads((results / f"{run_id}.json").read_text())["counts"]
+    assert c["mqtt_lost"] == 0 and c["mqtt_receives"] > 0, c
+
+
+def test_an_instance_that_k6_gives_no_vu_stops_before_any_connection(k6_bin, tmp_path, fresh_mosquitto):
+    """k6 stripes the scenario's MAX_INSTANCES VUs over the sequence: a
+    small segment can get none, and would run none of its share."""
+    url, _ = fresh_mosquitto
+    results = tmp_path / "raw"
+    results.mkdir()
+    env = dict(
+        os.environ,
+        K6_NO_USAGE_REPORT="true",
+        RESULTS_DIR=str(results),
+        MQTT_URL=url,
+        RUN_ID="dist-novu",
+        MAX_INSTANCES="3",
+        PUBLISHERS="20",
+        SUBSCRIBERS="20",
+        RATE="20",
+        DURATION="3s",
+    )
+    args = [
+        k6_bin,
+        "run",
+        "--quiet",
+        "--no-color",
+        "--address",
+        "",
+        "--execution-segment",
+        "1/10:2/10",
+        "--execution-segment-sequence",
+        "0,1/10,2/10,1",
+        str(SCENARIOS / "p2p.js"),
+    ]
+    p = subprocess.run(args, env=env, text=True, capture_output=True, timeout=120)
+    assert p.returncode != 0 and "gets none of the scenario's MAX_INSTANCES=3 VUs" in p.stdout + p.stderr, p.stderr
+    assert not list(results.glob("*.json"))
+
+
 def test_a_killed_instance_leaves_the_run_incomplete_and_failed(k6_bin, tmp_path, fresh_mosquitto):
     url, _ = fresh_mosquitto
     run_id = f"dist-killed-{int(time.time() * 1000)}"

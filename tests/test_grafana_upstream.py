@@ -183,15 +183,19 @@ def check_template_variables():
 def check_variables_read_written_tags():
     scenario_js = (ROOT / "k6/lib/scenario.js").read_text()
     telegraf = (ROOT / "telegraf/telegraf.conf").read_text()
+    capacity = (ROOT / "scripts/capacity/trial.py").read_text()
     written = {
         "run_id": "exec.vu.metrics.tags.run_id" in scenario_js,
         "scenario": "tags: { scenario: name" in scenario_js,
         "broker": re.search(r"^\[global_tags\]\n(?:.*\n)*?\s*broker = ", telegraf, re.M) is not None,
+        # The capacity search's trials: SEARCH_ID, which the scenario puts
+        # on every sample.
+        "search": "exec.vu.metrics.tags.search" in scenario_js and "SEARCH_ID=" in capacity,
     }
     for name, d in load_dashboards().items():
         for v in d["templating"]["list"]:
-            tag = re.search(r'tag: "(\w+)"', v["query"]).group(1)
-            assert written.get(tag), (name, v["name"], tag)
+            for tag in re.findall(r'tag: "(\w+)"', v["query"]):
+                assert written.get(tag), (name, v["name"], tag)
 
 
 def check_flux_annotations():
@@ -199,6 +203,20 @@ def check_flux_annotations():
         for a in d["annotations"]["list"]:
             assert set(a) <= {"name", "datasource", "enable", "hide", "iconColor", "target", "filter", "builtIn"}
             assert set(a["target"]) == {"refId", "query"}, (name, a["name"])
+
+
+def check_flux_annotations_map_to_events():
+    # Each annotation query ends in one table of _time, text and tags and no
+    # _value: a frame of those three fields, which the annotation reads by
+    # name. (With _value the table would be a time series, its other columns
+    # labels, and without a string field there would be no event at all.)
+    end = re.compile(
+        r"\n  \|> group\(\)\n(?:  \|> sort\(columns: \[\"_time\"\]\)\n)?"
+        r"  \|> map\(fn: \(r\) => \(\{_time: r\._time, text: [^\n]+, tags: [^\n]+\}\)\)$"
+    )
+    for name, d in load_dashboards().items():
+        for a in d["annotations"]["list"]:
+            assert end.search(a["target"]["query"]), (name, a["name"])
 
 
 def check_dashboard_provider():
@@ -322,7 +340,9 @@ FACTS = [
     (
         "variables_read_tags_the_project_writes",
         "k6/lib/scenario.js (options.tags scenario, broker; exec.vu.metrics.tags.run_id); telegraf/telegraf.conf "
-        "[global_tags] broker; run against InfluxDB by tests/test_compose_and_dashboards.py",
+        "[global_tags] broker; scripts/capacity/trial.py (SEARCH_ID, tagged as search by k6/lib/scenario.js); run "
+        "against InfluxDB by "
+        "tests/test_compose_and_dashboards.py",
         check_variables_read_written_tags,
     ),
     (
@@ -330,6 +350,19 @@ FACTS = [
         f"{G}@350aad52 public/app/plugins/datasource/influxdb/datasource.ts (Flux: annotations = "
         "{ QueryEditor: FluxQueryEditor }, the annotation's target is a query)",
         check_flux_annotations,
+    ),
+    (
+        "flux_annotation_columns_map_to_events",
+        f"{G}@011d7202 public/app/features/annotations/executeAnnotationQuery.ts (processor = "
+        "{...standardAnnotationSupport, ...datasource.annotations}: Flux sets only QueryEditor); "
+        f"{G}@0d043495 public/app/features/annotations/standardAnnotationSupport.ts (getAnnotationsFromData: frames "
+        "merged into one; time = field 'time' or the first time field, text = field 'text' or the first string "
+        "field, tags = field 'tags' split on ','; no time or no text: no events); "
+        f"{G}@f533c414 pkg/tsdb/influxdb/flux/builder.go (Init: a table with _value and a time column is a time "
+        "series, its other non-underscore columns labels; else each column a field of its name); "
+        f"{G}@17288e82 docs/sources/datasources/influxdb/annotations/index.md (Flux annotations: a _time column "
+        "and at least one text column)",
+        check_flux_annotations_map_to_events,
     ),
     (
         "dashboard_provider_fields_are_documented",

@@ -418,7 +418,7 @@ export declare function parseLocalAddress(value: string): { addresses: string[] 
  * exists: a result file is never overwritten). suffix: "" for a test in one instance, else the instance's
  * (".seg-2-of-4"). Returns its path; handleSummary then writes the result there.
  */
-export declare function claimResult(dir: string, runId: string, suffix: string): string;
+export declare function claimResult(dir: string, runId: string, suffix?: string): string;
 
 /** 12 random hex digits, e.g. to make run ids unique across generator processes and hosts. */
 export declare function randomId(): string;

@@ -44,7 +44,7 @@ function rateVerdict(c, steps) {
       'longer than max_lag and were never sent (mqtt_missed_sends)');
   }
   if (!causes.length && short.length) {
-    causes.push(`achieved below 95% of the target in ${short.length} step(s) (mqtt_rate_achieved_ratio)`);
+    causes.push(`achieved below 95% of the target in ${short.length} step(s) (mqtt_rate_shortfalls)`);
   }
   return causes.length ? `target rate not reached: ${causes.join('; ')}` : null;
 }
@@ -58,7 +58,9 @@ export function result(data, p, flows) {
   // here as it failed the run (mqtt_thresholds_without_samples), also when
   // the run was aborted before it could count them.
   const judged = Object.entries(data.metrics).filter(([, m]) => m.thresholds).map(([name]) => name);
-  const noData = mqtt.withoutSamples(judged);
+  // Of them, those this instance has data for (run() says which: one
+  // instance of several may have no subscribers, or no publishers).
+  const noData = mqtt.withoutSamples(notes.judged_here || judged);
   for (const [name, m] of Object.entries(data.metrics)) {
     for (const [expr, t] of Object.entries(m.thresholds || {})) {
       const ok = t.ok && !noData.includes(name.split('{')[0]);

@@ -38,11 +38,11 @@ def run_trial(k6, scenario, target, rate, run_id, args, results_dir):
         QOS=str(args.qos),
         DURATION=args.trial,
         P99_MS=f"{args.p99_ms:g}",
+        SEARCH_ID=args.search_id,
     )
     cmd = [*shlex.split(args.k6_prefix or ""), k6, "run", "--quiet", "--no-color", "--address", ""]
     if target.k6_out:
         cmd += ["--out", target.k6_out]
-    cmd += ["--tag", f"search={args.search_id}"]
     for kv in args.env:
         cmd += ["-e", kv]
     cmd.append(str(scenario))

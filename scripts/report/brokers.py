@@ -36,7 +36,8 @@ from .influx import Influx  # noqa: E402
 from .results import MissingData, find  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_RUN = "not run"
+NOT_RUN = "not run"  # did not start, could not be reached, or wrote no result
+NO_RESULT = "no result"  # a capacity search that ran and found no rate
 
 
 class HostTagged:
@@ -225,7 +226,7 @@ def cell(text):
 def header(b):
     if b["status"] == "ran":
         return b["name"]
-    return f"{b['name']} — not run: {b.get('short') or b.get('reason') or 'see its disclosure'}"
+    return f"{b['name']} — {b['status']}: {b.get('short') or b.get('reason') or 'see its disclosure'}"
 
 
 def build_tables(brokers, spec, key="figures"):
@@ -233,7 +234,7 @@ def build_tables(brokers, spec, key="figures"):
     for title, note, rows in spec:
         lines = []
         for label, k, d in rows:
-            cells = [NOT_RUN if b["status"] != "ran" else fmt((b.get(key) or {}).get(k), d) for b in brokers]
+            cells = [b["status"] if b["status"] != "ran" else fmt((b.get(key) or {}).get(k), d) for b in brokers]
             lines.append([label, *cells])
         out.append({"title": title, "note": note, "header": [header(b) for b in brokers], "rows": lines})
     return out
@@ -244,13 +245,16 @@ def search_table(brokers):
     rows = []
     for label, f in [
         ("limit", lambda c: c.get("limit_text") or c.get("limit")),
-        ("trials (passed)", lambda c: f"{len(c.get('trials') or [])} ({sum(1 for t in c.get('trials') or [] if t.get('good'))})"),
+        (
+            "trials (passed)",
+            lambda c: f"{len(c.get('trials') or [])} ({sum(1 for t in c.get('trials') or [] if t.get('good'))})",
+        ),
         ("CPU target %", lambda c: fmt(c.get("cpu_target"), 0)),
         ("CPU basis", lambda c: c.get("cpu_basis")),
         ("p99 bound ms", lambda c: fmt(c.get("p99_ms"), 0)),
         ("search time s", lambda c: fmt(c.get("wall_s"), 0)),
     ]:
-        rows.append([label, *[fmt(f(b["capacity"]), 0) if b.get("capacity") else NOT_RUN for b in brokers]])
+        rows.append([label, *[fmt(f(b["capacity"]), 0) if b.get("capacity") else b["status"] for b in brokers]])
     return {"title": "Search", "note": None, "header": [header(b) for b in brokers], "rows": rows}
 
 
@@ -261,7 +265,7 @@ def _bars(ax, brokers, values, title):
     xs = range(len(brokers))
     for x, b, v in zip(xs, brokers, values, strict=True):
         if b["status"] != "ran":
-            ax.text(x, 0, "not run", ha="center", va="bottom", rotation=90, fontsize=8, color="tab:red")
+            ax.text(x, 0, b["status"], ha="center", va="bottom", rotation=90, fontsize=8, color="tab:red")
         elif v is None:
             ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=8, color="grey")
         else:
@@ -376,15 +380,17 @@ def load_search(b, root):
         cap = json.loads((d / "capacity.json").read_text())
     except (OSError, ValueError):
         if b["status"] == "ran":
-            b.update(status=NOT_RUN, short="no capacity.json", reason=f"{d / 'capacity.json'} is missing or unreadable")
+            b.update(
+                status=NO_RESULT, short="no capacity.json", reason=f"{d / 'capacity.json'} is missing or unreadable"
+            )
         return
     b["capacity"] = cap
-    b["report"] = f"../capacity-{b['search_id']}/"
+    b["report"] = f"../capacity-{b['search_id']}/" + ("capacity.md" if (d / "capacity.md").exists() else "")
     rec = cap.get("recommended")
     if rec:
         b["figures"] = rec
     elif b["status"] == "ran":
-        b.update(status=NOT_RUN, short=f"no capacity found ({cap.get('limit')})", reason=cap.get("limit_text"))
+        b.update(status=NO_RESULT, short=f"no capacity found ({cap.get('limit')})", reason=cap.get("limit_text"))
 
 
 def disclosure(b, manifest):
@@ -394,7 +400,7 @@ def disclosure(b, manifest):
     if b["status"] == "ran":
         lines.append("**Status:** ran.")
     else:
-        lines.append(f"**Status:** not run: {b.get('reason') or b.get('short')}.")
+        lines.append(f"**Status:** {b['status']}: {b.get('reason') or b.get('short')}.")
     if b["kind"] == "target":
         lines.append(
             f"**Broker:** a target at `{b.get('url')}`, not managed: this comparison neither started, stopped "
@@ -402,15 +408,17 @@ def disclosure(b, manifest):
         )
     elif b["mode"] == "compose":
         lines.append(
-            f"**Broker:** started under compose (profile `{name}`), its services (`{name}`, `telegraf-{name}`) "
-            "stopped after its turn; InfluxDB and Grafana stayed up."
+            f"**Broker:** managed by this stack under compose: profile `{name}` up for its turn, its services "
+            f"(`{name}`, `telegraf-{name}`) stopped after it; InfluxDB and Grafana stay up."
         )
     else:
-        lines.append("**Broker:** started natively by `scripts/stack.sh`.")
+        lines.append("**Broker:** managed by this stack, natively (`scripts/stack.sh`).")
     if b["kind"] != "target" and manifest.get("limits"):
         lines.append(f"**Limits:** {manifest['limits']}.")
     lines.append(f"**Version:** {b.get('version') or 'not recorded'}.")
-    if b["kind"] != "target":
+    if b["kind"] != "target" and b["status"] != "ran" and broker_facts.load(name):
+        lines.append(f"**Configuration:** `brokers/{name}/broker.toml` (not shown: the broker did not run).")
+    elif b["kind"] != "target":
         facts = broker_facts.load(name)
         if facts:
             lines += [
@@ -422,18 +430,21 @@ def disclosure(b, manifest):
         else:
             lines.append(f"**Configuration:** no facts file (`brokers/{name}/broker.toml`): not disclosed.")
     if manifest.get("search"):
-        lines.append(f"**Capacity search:** `{b['search_id']}`" + (f", [its files]({b['report']})." if b.get("report") else "."))
+        link = f", [its report]({b['report']})." if b.get("report") else "."
+        lines.append(f"**Capacity search:** `{b['search_id']}`{link}")
         cap = b.get("capacity") or {}
         if cap:
             lines.append(f"**Search result:** {cap.get('limit_text') or cap.get('limit') or 'no limit recorded'}.")
     else:
         lines.append(
             f"**Run:** `{b['run_id']}`"
-            + (f", [its report]({b['report']}), result file `{b['result']}`." if b.get("report") else ".")
+            + (f", [its report]({b['report']}), result file `{b['result']}`." if b.get("report") else " (no result).")
         )
         f = b.get("figures")
         if f:
-            verdict = "passed" if f["passed"] else "FAILED (" + ", ".join(f"`{k}`" for k in f["failed_thresholds"]) + ")"
+            verdict = (
+                "passed" if f["passed"] else "FAILED (" + ", ".join(f"`{k}`" for k in f["failed_thresholds"]) + ")"
+            )
             lines.append(f"**Thresholds:** {verdict}.")
     if b.get("host_tag"):
         lines.append(
@@ -471,7 +482,7 @@ def main(argv=None):
     for b in brokers:
         b.setdefault("kind", "target")
         b.setdefault("mode", b["kind"])
-        if b["status"] != "ran":
+        if b["status"] not in ("ran", NO_RESULT):
             b["status"] = NOT_RUN
 
     runs = {}
@@ -494,11 +505,16 @@ def main(argv=None):
     else:
         metric_tables = build_tables(brokers, RUN_TABLES)
         verdicts = [
-            "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else NOT_RUN)
+            "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else b["status"])
             for b in brokers
         ]
         metric_tables.append(
-            {"title": "Thresholds", "note": None, "header": [header(b) for b in brokers], "rows": [["verdict", *verdicts]]}
+            {
+                "title": "Thresholds",
+                "note": None,
+                "header": [header(b) for b in brokers],
+                "rows": [["verdict", *verdicts]],
+            }
         )
         made = {
             "bars": bar_chart(
@@ -539,12 +555,19 @@ def main(argv=None):
     (out / "results.json").write_text(
         json.dumps(
             {
-                **{k: manifest.get(k) for k in ("compare_id", "scenario", "search", "mode", "cpu_target", "env", "limits")},
+                **{
+                    k: manifest.get(k)
+                    for k in ("compare_id", "scenario", "search", "mode", "cpu_target", "env", "limits")
+                },
                 "written_at": written,
                 "charts": made,
                 "brokers": [
                     {k: b.get(k) for k in keep}
-                    | ({"capacity": {k: v for k, v in b["capacity"].items() if k != "trials"}} if b.get("capacity") else {})
+                    | (
+                        {"capacity": {k: v for k, v in b["capacity"].items() if k != "trials"}}
+                        if b.get("capacity")
+                        else {}
+                    )
                     for b in brokers
                 ],
             },

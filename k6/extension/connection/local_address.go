@@ -12,7 +12,7 @@ import (
 // comma-separated list, or a range such as 127.0.0.2-127.0.0.9 (IPv4, the
 // last byte varies). Several source addresses multiply the ephemeral ports
 // a host has for one broker address (about 28,000 each with Linux's
-// default ip_local_port_range).
+// default ip_local_port_range; bindNoPort keeps them per broker address).
 func ParseLocalAddresses(s string) ([]net.IP, error) {
 	var out []net.IP
 	for _, part := range strings.Split(s, ",") {
@@ -52,6 +52,7 @@ func LocalDialer(ips []net.IP) func(ctx context.Context, network, addr string) (
 	dialers := make([]net.Dialer, len(ips))
 	for i, ip := range ips {
 		dialers[i].LocalAddr = &net.TCPAddr{IP: ip}
+		dialers[i].Control = bindNoPort
 	}
 	var next atomic.Uint64
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {

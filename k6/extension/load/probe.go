@@ -57,7 +57,7 @@ func sharedFilterTail(f string) (string, bool) {
 // the group's members) and publishes a probe on a topic the filter
 // matches. Returns "announced", "received" or "" (no shared filter).
 func (g *SubscriberGroup) checkSharedDelivery() (string, int, error) {
-	if g.shared == nil {
+	if len(g.shared) == 0 {
 		return "", 0, nil
 	}
 	for _, c := range g.conns {

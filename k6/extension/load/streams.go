@@ -51,11 +51,15 @@ func (s *stream) observe(seq uint32) {
 		s.next = seq + 1
 		s.unique++
 	case s.next-seq > windowBits:
-		// Older than the window: counted as a late arrival.
-		s.ooo++
-		s.unique++
+		// Older than the window, so not known to be new: a late arrival
+		// while a gap is open, else a duplicate. unique then never
+		// exceeds next, and sent - unique never hides a tail loss.
 		if s.missing > 0 {
+			s.ooo++
+			s.unique++
 			s.missing--
+		} else {
+			s.dups++
 		}
 	default:
 		w, m := s.bit(seq)

@@ -31,9 +31,8 @@ type SubscriberGroup struct {
 	*group
 	qos      byte
 	filters  [][]codec.Subscription // per client
-	sets     []*streamSet           // per client, or all the same shared set
-	shared   *sharedSet             // when the filter is $share/...
-	sharedAt string                 // that filter
+	sets     []*streamSet           // per client: its own, or its shared subscription's
+	shared   map[string]*sharedSet  // by $share/... filter: each one receiver of the run
 	poller   *connection.Poller
 	accept   bool                  // AcceptDowngrade
 	granted  atomic.Int32          // lowest QoS granted so far (3: none yet)
@@ -60,32 +59,36 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 	g.perConn = make([]atomic.Int64, len(g.conns))
 	g.filters = make([][]codec.Subscription, len(g.conns))
 	g.sets = make([]*streamSet, len(g.conns))
-	sharedFilter := ""
+	g.shared = map[string]*sharedSet{}
 	for i, c := range g.conns {
+		shared := ""
 		for _, t := range cfg.Topics {
 			f := t.render(tplVars{i: cfg.IDBase + i, clientID: c.ID(), vu: env.VUID, role: "sub"})
 			g.filters[i] = append(g.filters[i], codec.Subscription{Filter: f, QoS: cfg.QoS})
-			if strings.HasPrefix(f, "$share/") {
-				sharedFilter = f
+			if shared == "" && strings.HasPrefix(f, "$share/") {
+				shared = f
 			}
 		}
-	}
-	if sharedFilter != "" {
-		// Members of one shared subscription together receive each message
-		// once: they are accounted as one receiver, across VUs.
-		g.shared, g.sharedAt = r.shared.acquire(sharedFilter), sharedFilter
-		for i := range g.sets {
-			g.sets[i] = g.shared.set
-		}
-	} else {
-		for i := range g.sets {
+		if shared == "" {
 			g.sets[i] = newStreamSet()
+			if len(cfg.Topics) > 0 {
+				r.addReceivers(cfg.Flow, cfg.IDBase+i, g.sets[i:i+1], "")
+			}
+			continue
 		}
+		// Members of one shared subscription (its filter: a template may
+		// give each client another) together receive each message once:
+		// they are accounted as one receiver, across groups and VUs, and
+		// in a result file under that filter, across instances.
+		ss := g.shared[shared]
+		if ss == nil {
+			ss = r.shared.acquire(shared)
+			g.shared[shared] = ss
+			r.addReceivers(cfg.Flow, 0, []*streamSet{ss.set}, shared)
+		}
+		g.sets[i] = ss.set
 	}
 	r.watchStreams(g.m, g.sets)
-	if len(cfg.Topics) > 0 {
-		r.addReceivers(cfg.Flow, cfg.IDBase, g.sets, sharedFilter)
-	}
 	g.closeOnEnd(g.Close)
 	return g
 }
@@ -133,7 +136,7 @@ func (g *SubscriberGroup) refuse(err error) error {
 // offer: it would accept the connection and deliver nothing (or everything
 // to every member).
 func (g *SubscriberGroup) checkShared(c *connection.Conn, subs []codec.Subscription) error {
-	if g.shared == nil || c.SharedSubscriptions() != 0 {
+	if len(g.shared) == 0 || c.SharedSubscriptions() != 0 {
 		return nil
 	}
 	return g.refuse(fmt.Errorf("the broker does not offer shared subscriptions (its CONNACK says Shared Subscription Available = 0, MQTT 5 §3.2.2.3.13), and this group subscribes to %q", subs[0].Filter))
@@ -209,21 +212,31 @@ func (g *SubscriberGroup) grantedQoS() int {
 }
 
 func (g *SubscriberGroup) totals() streamTotals {
-	var t streamTotals
-	partial := g.run.instances() > 1
-	if g.shared != nil {
-		g.shared.set.totals(&t, &g.run.publishers, partial)
-		// Members of the group in other instances receive the messages
-		// this one's streams skip: not lost, and only the merge knows.
-		if partial {
-			t.Lost = 0
-		}
-	} else {
-		for _, s := range g.sets {
-			s.totals(&t, &g.run.publishers, partial)
+	sets := make([]*streamSet, 0, len(g.sets))
+	seen := map[*streamSet]bool{}
+	for _, s := range g.sets {
+		if !seen[s] {
+			seen[s] = true
+			sets = append(sets, s)
 		}
 	}
-	if e := g.expected.Load(); e > 0 && e-t.Unique > t.Lost {
+	return g.totalsOf(sets, true)
+}
+
+// totalsOf sums the given sets of the group (withExpected: and holds them
+// to the group's expected count).
+func (g *SubscriberGroup) totalsOf(sets []*streamSet, withExpected bool) streamTotals {
+	var t streamTotals
+	partial := g.run.instances() > 1
+	for _, s := range sets {
+		s.totals(&t, &g.run.publishers, partial)
+	}
+	// Members of a shared subscription in other instances receive the
+	// messages this one's streams skip: not lost, and only the merge knows.
+	if partial && len(g.shared) > 0 {
+		t.Lost = 0
+	}
+	if e := g.expected.Load(); withExpected && e > 0 && e-t.Unique > t.Lost {
 		t.Lost = e - t.Unique
 	}
 	return t
@@ -237,10 +250,18 @@ func (g *SubscriberGroup) Close() {
 		if len(g.filters) > 0 && len(g.filters[0]) == 0 {
 			return // connect-only: nothing to account
 		}
-		if g.shared != nil && !g.run.shared.release(g.sharedAt, g.shared) {
-			return // another group of this shared subscription reports it
-		}
 		t := g.totals()
+		if len(g.shared) > 0 {
+			// Each shared subscription is reported by the last group of
+			// the run that has members in it, so nothing is counted twice.
+			var last []*streamSet
+			for f, ss := range g.shared {
+				if g.run.shared.release(f, ss) {
+					last = append(last, ss.set)
+				}
+			}
+			t = g.totalsOf(last, len(last) == len(g.shared))
+		}
 		g.m.Add(Lost, t.Lost)
 		g.m.Add(Duplicates, t.Duplicates)
 		g.m.Add(OutOfOrder, t.OutOfOrder)

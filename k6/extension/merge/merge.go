@@ -155,7 +155,7 @@ func Merge(dir, runID string) (*Result, error) {
 	for _, m := range r.WithoutSamples {
 		noSamples[m] = true
 	}
-	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples}
+	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery}
 	r.ThresholdValues = j.mergedThresholds()
 	r.Thresholds = map[string]bool{}
 	r.Passed = !r.Incomplete

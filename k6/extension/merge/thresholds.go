@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"fmt"
 	"math"
 	"regexp"
 	"sort"
@@ -22,7 +21,10 @@ const (
 
 // metricNoSamples is the extension's count of threshold metrics that had
 // no sample: the merge recounts it on the merged run.
-const metricNoSamples = "mqtt_thresholds_without_samples"
+const (
+	metricNoSamples       = "mqtt_thresholds_without_samples"
+	metricNothingReceived = "mqtt_nothing_received"
+)
 
 // ThresholdResult is one threshold judged on the merged run.
 type ThresholdResult struct {
@@ -88,69 +90,23 @@ type judge struct {
 	counts    map[string]float64 // summed; mqtt_lost the merged loss
 	hists     map[string]*hdrhistogram.Histogram
 	noSamples map[string]bool // threshold metrics without a sample in the merged run
+	delivery  map[string]FlowDelivery
 }
 
 // mergedThresholds judges the union of the instances' thresholds on the
-// merged run. A counter's count (or rate) is additive, and the instances'
-// bounds on it are their shares (mqtt_connects count>=<this instance's
-// connections>): those of one metric, stat and operator become one
-// threshold on the sum of the bounds, which every instance passing its own
-// implies, and which is what one process running all would have had.
+// merged run, each as written: k6 fixes a script's thresholds before it
+// tells the script its segment, so every instance has the same ones, and
+// they bound the whole run (as k6's own distributed execution judges them).
 func (j *judge) mergedThresholds() map[string]ThresholdResult {
-	type group struct {
-		metric, stat, op string
-		bound            float64
-		keys             map[string]bool
-		perInstance      map[int]int
-	}
-	groups := map[string]*group{}
-	single := map[string]threshold{}
-	for i, in := range j.ins {
-		for key := range in.Thresholds {
-			t := parseThreshold(key)
-			if !j.additive(t) {
-				single[key] = t
-				continue
-			}
-			gk := t.metric + " " + t.stat + " " + t.op
-			g := groups[gk]
-			if g == nil {
-				g = &group{metric: t.metric, stat: t.stat, op: t.op, keys: map[string]bool{}, perInstance: map[int]int{}}
-				groups[gk] = g
-			}
-			g.bound += t.bound
-			g.keys[key] = true
-			g.perInstance[i]++
-		}
-	}
 	out := map[string]ThresholdResult{}
-	for _, g := range groups {
-		// An instance with two bounds of one kind (count>=5 and count>=10)
-		// has no share to add up: judge each on the merged value.
-		split := false
-		for _, n := range g.perInstance {
-			split = split || n > 1
-		}
-		if split {
-			for key := range g.keys {
-				single[key] = parseThreshold(key)
+	for _, in := range j.ins {
+		for key := range in.Thresholds {
+			if _, done := out[key]; !done {
+				out[key] = j.evaluate(parseThreshold(key))
 			}
-			continue
 		}
-		t := threshold{metric: g.metric, stat: g.stat, op: g.op, bound: g.bound, parsed: true}
-		t.key = fmt.Sprintf("%s %s%s%s", g.metric, g.stat, g.op, strconv.FormatFloat(g.bound, 'f', -1, 64))
-		out[t.key] = j.evaluate(t)
-	}
-	for key, t := range single {
-		out[key] = j.evaluate(t)
 	}
 	return out
-}
-
-// additive: a threshold on a counter's count or rate, whose bounds add up.
-func (j *judge) additive(t threshold) bool {
-	return t.parsed && t.tags == "" && t.metric != metricNoSamples && j.metricType(t.metric) == "counter" &&
-		(t.stat == "count" || t.stat == "rate") && t.op != "!="
 }
 
 func (j *judge) metricType(name string) string {
@@ -197,6 +153,18 @@ func (j *judge) value(t threshold) (float64, string) {
 	}
 	if t.metric == metricNoSamples && t.stat == "count" {
 		return float64(len(j.noSamples)), JudgedMerged
+	}
+	if t.metric == metricNothingReceived && t.stat == "count" && j.delivery != nil {
+		// Flows that published to subscribers that received nothing, over
+		// every instance: one member of a shared subscription, or an
+		// instance's subscribers, may rightly receive nothing on their own.
+		n := 0
+		for _, d := range j.delivery {
+			if d.Expected != nil && *d.Expected > 0 && d.Unique == 0 {
+				n++
+			}
+		}
+		return float64(n), JudgedMerged
 	}
 	switch j.metricType(t.metric) {
 	case "counter":
