@@ -146,6 +146,10 @@ function judge(r, e) {
       `bound of ${e.p99_bound_ms} ms with no disconnect or refusal, PUBACK p99 ${e.puback_p99_ms ?? 'n/a'} ms; ` +
       `the generator: ${generatorFigures(e)}.`];
   }
+  if (r.completed === false) {
+    return ['interrupted', `The run was stopped before its planned end (a signal, k6's REST API or an abort): ` +
+      `its counts cover only what ran (${e.publishes} messages published, ${e.receives} received), and it does not pass.`];
+  }
   if (e.without_samples.length > 0) {
     return ['no_data', `Thresholds on ${e.without_samples.join(', ')} had no samples to judge ` +
       `(${e.receives} messages received): the run measured nothing they bound.`];

@@ -76,6 +76,7 @@ export function result(data, p, flows) {
   for (const name of judged) judgedMetrics[name] = { type: data.metrics[name].type, values: data.metrics[name].values };
   const setup = data.setup_data || {};
   const seg = mqtt.segment();
+  const completed = notes.completed === true;
   const r = {
     // One instance of several writes a part of the run, which only a merge
     // (k6 x mqtt-merge) turns into a result.
@@ -87,7 +88,8 @@ export function result(data, p, flows) {
     client_id_prefix: setup.client_prefix,
     ended_at: new Date().toISOString(),
     duration_s: data.state ? data.state.testRunDurationMs / 1000 : null,
-    passed,
+    passed: passed && completed,
+    completed,
     instance: seg,
     parameters: p,
     flows,

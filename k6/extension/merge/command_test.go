@@ -235,3 +235,19 @@ func TestHelpNamesTheDefaultDirectory(t *testing.T) {
 		t.Fatalf("exit code %d (%v), help:\n%s", code, err, out)
 	}
 }
+
+// An instance stopped before its planned end (a signal, an abort) wrote a
+// result for part of its share: the run is incomplete and fails.
+func TestStoppedInstanceLeavesTheRunIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	for i := 1; i <= 2; i++ {
+		d := passingInstance("r", i, 2)
+		d["completed"] = i == 1
+		writeInstance(t, dir, d)
+	}
+	r := mustMerge(t, dir, "r")
+	if r.Passed || !r.Incomplete || len(r.MissingInstances) != 1 || !strings.Contains(r.MissingInstances[0], "2/2") ||
+		!strings.Contains(r.MissingInstances[0], "stopped before its planned end") {
+		t.Fatalf("passed %v incomplete %v missing %q", r.Passed, r.Incomplete, r.MissingInstances)
+	}
+}

@@ -42,15 +42,19 @@ type instance struct {
 	seg  int // 1-based, from the file name
 	of   int
 
-	Schema         string   `json:"schema"`
-	RunID          string   `json:"run_id"`
-	Scenario       string   `json:"scenario"`
-	Broker         string   `json:"broker"`
-	StartedAt      string   `json:"started_at"`
-	EndedAt        string   `json:"ended_at"`
-	DurationS      *float64 `json:"duration_s"`
-	Passed         bool     `json:"passed"`
-	ClientIDPrefix string   `json:"client_id_prefix"`
+	Schema    string   `json:"schema"`
+	RunID     string   `json:"run_id"`
+	Scenario  string   `json:"scenario"`
+	Broker    string   `json:"broker"`
+	StartedAt string   `json:"started_at"`
+	EndedAt   string   `json:"ended_at"`
+	DurationS *float64 `json:"duration_s"`
+	Passed    bool     `json:"passed"`
+	// Completed is false for an instance stopped before its planned end
+	// (a signal, an abort): its counts cover part of its share. Files of
+	// older builds have no such field (nil).
+	Completed      *bool  `json:"completed"`
+	ClientIDPrefix string `json:"client_id_prefix"`
 	Instance       struct {
 		Segment  string `json:"segment"`
 		Sequence string `json:"sequence"`

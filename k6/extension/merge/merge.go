@@ -175,11 +175,14 @@ func Merge(dir, runID string) (*Result, error) {
 	return r, nil
 }
 
-// missing names each instance of the split that has no result.
+// missing names each instance of the split that has no result, or one
+// of a run stopped before its end.
 func missing(rf *runFiles) []string {
 	have := map[int]bool{}
+	stopped := map[int]bool{}
 	for _, in := range rf.instances {
 		have[in.seg] = true
+		stopped[in.seg] = in.Completed != nil && !*in.Completed
 	}
 	claims := map[int]*claim{}
 	for _, c := range rf.claims {
@@ -188,6 +191,9 @@ func missing(rf *runFiles) []string {
 	out := []string{}
 	for i := 1; i <= rf.n; i++ {
 		switch {
+		case stopped[i]:
+			out = append(out, fmt.Sprintf("%d/%d (%s: stopped before its planned end: a signal or an abort; its "+
+				"share ran in part)", i, rf.n, segName(i, rf.n)))
 		case have[i]:
 		case claims[i] != nil:
 			out = append(out, claims[i].describe())
