@@ -9,12 +9,21 @@
 #   (-e QOS=0 -e RATE=5000 -e DURATION=2m; README: Parameters), and --out,
 #   --summary-export, --tag ... work as in k6. Under compose, k6 runs in its
 #   container: write files under /results (reports/raw on this host).
+#   --broker a,b,... runs the same scenario on each broker in turn and writes
+#   one comparison (scripts/compare.sh, which takes the options).
 #   --instances N splits the load over N k6 processes on this host (k6's
 #   execution segments, one source address each natively), then merges
 #   their results (k6 x mqtt-merge) into one, judged as one run.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+
+# Several brokers (--broker a,b,...) are a comparison: the same scenario on
+# each in turn, one report with a column per broker (scripts/compare.sh).
+for ((i = 1; i < $#; i++)); do
+  j=$((i + 1))
+  if [[ "${!i}" == --broker && "${!j}" == *,* ]]; then exec "$ROOT/scripts/compare.sh" "$@"; fi
+done
 
 broker=mosquitto scenario=p2p mode=auto instances=1
 k6_env=() k6_args=()
@@ -27,7 +36,7 @@ while (($#)); do
     --instances) instances="${2:?--instances needs a number}"; shift 2 ;;
     -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*)
       # Any other k6 option, with its value: this script takes no
       # positional argument, so a word that follows an option is its value.

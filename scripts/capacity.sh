@@ -43,10 +43,5 @@ elif ! $target; then
   export MQTTBENCH_MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" MQTTBENCH_K6_OUT="influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6"
   ulimit -n "$(ulimit -Hn)"
 fi
-if [[ -z "${INFLUX_TOKEN:-}" && -f "$ROOT/.env.local" ]]; then
-  set -a
-  # shellcheck source=/dev/null # generated secrets, not in the repo
-  . "$ROOT/.env.local"
-  set +a
-fi
+load_influx_token
 PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" exec "$CACHE/venv/current/bin/python" -m capacity "${args[@]}"

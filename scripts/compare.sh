@@ -367,16 +367,7 @@ for name in "${target_names[@]}"; do
 done
 
 # --- The comparison report -----------------------------------------------
-# The InfluxDB token, as scripts/report.sh finds it.
-if [[ -z "${INFLUX_TOKEN:-}" ]] && command -v docker >/dev/null && [[ -n "$(compose ps -q influxdb 2>/dev/null)" ]]; then
-  if INFLUX_TOKEN=$(compose_secret influx_token 2>/dev/null); then export INFLUX_TOKEN; else unset INFLUX_TOKEN; fi
-fi
-if [[ -z "${INFLUX_TOKEN:-}" && -f "$ROOT/.env.local" ]]; then
-  set -a
-  # shellcheck source=/dev/null # generated secrets, not in the repo
-  . "$ROOT/.env.local"
-  set +a
-fi
+load_influx_token
 limits=""
 if ((${#brokers[@]} == 0)); then
   mode=target

@@ -20,6 +20,22 @@ def sequence(n):
     return ",".join(["0"] + [f"{i}/{n}" for i in range(1, n)] + ["1"])
 
 
+def segment_args(k6_bin, script, segment, sequence):
+    return [
+        k6_bin,
+        "run",
+        "--quiet",
+        "--no-color",
+        "--address",
+        "",
+        "--execution-segment",
+        segment,
+        "--execution-segment-sequence",
+        sequence,
+        str(script),
+    ]
+
+
 def launch(k6_bin, script, n, env, results):
     """n k6 processes, instance i with segment i/n of the sequence and its
     own loopback source address, as scripts/bench.sh --instances does."""
@@ -28,19 +44,7 @@ def launch(k6_bin, script, n, env, results):
         e = dict(
             os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}", **env
         )
-        args = [
-            k6_bin,
-            "run",
-            "--quiet",
-            "--no-color",
-            "--address",
-            "",
-            "--execution-segment",
-            f"{i}/{n}:{i + 1}/{n}",
-            "--execution-segment-sequence",
-            sequence(n),
-            str(script),
-        ]
+        args = segment_args(k6_bin, script, f"{i}/{n}:{i + 1}/{n}", sequence(n))
         log = open(results / f"instance-{i + 1}.log", "w")
         procs.append(subprocess.Popen(args, env=e, stdout=log, stderr=subprocess.STDOUT, text=True))
     return procs
@@ -180,19 +184,7 @@ def test_an_instance_that_k6_gives_no_vu_stops_before_any_connection(k6_bin, tmp
         RATE="20",
         DURATION="3s",
     )
-    args = [
-        k6_bin,
-        "run",
-        "--quiet",
-        "--no-color",
-        "--address",
-        "",
-        "--execution-segment",
-        "1/10:2/10",
-        "--execution-segment-sequence",
-        "0,1/10,2/10,1",
-        str(SCENARIOS / "p2p.js"),
-    ]
+    args = segment_args(k6_bin, SCENARIOS / "p2p.js", "1/10:2/10", "0,1/10,2/10,1")
     p = subprocess.run(args, env=env, text=True, capture_output=True, timeout=120)
     assert p.returncode != 0 and "gets none of the scenario's MAX_INSTANCES=3 VUs" in p.stdout + p.stderr, p.stderr
     assert not list(results.glob("*.json"))

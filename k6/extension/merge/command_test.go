@@ -251,3 +251,23 @@ func TestStoppedInstanceLeavesTheRunIncomplete(t *testing.T) {
 		t.Fatalf("passed %v incomplete %v missing %q", r.Passed, r.Incomplete, r.MissingInstances)
 	}
 }
+
+// Containers of one host have hostnames of their own and one clock (the
+// kernel's, named by its boot id): no skew risk; two kernels are.
+func TestClockSkewRiskFollowsKernelsNotHostnames(t *testing.T) {
+	for _, c := range []struct {
+		boots [2]string
+		risk  bool
+	}{{[2]string{"b1", "b1"}, false}, {[2]string{"b1", "b2"}, true}} {
+		dir := t.TempDir()
+		for i := 1; i <= 2; i++ {
+			d := passingInstance("r", i, 2)
+			d["host"] = obj{"hostname": "container-" + itoa(i), "boot_id": c.boots[i-1]}
+			writeInstance(t, dir, d)
+		}
+		r := mustMerge(t, dir, "r")
+		if r.Clock.SkewRisk != c.risk || len(r.Hosts) != 2 {
+			t.Errorf("boot ids %v: skew risk %v (hosts %v), want %v", c.boots, r.Clock.SkewRisk, r.Hosts, c.risk)
+		}
+	}
+}

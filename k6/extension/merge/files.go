@@ -91,6 +91,9 @@ type metricSummary struct {
 type hostInfo struct {
 	Hostname string     `json:"hostname"`
 	Clock    *ClockInfo `json:"clock"`
+	// BootID names the running kernel, so its clock: containers on one
+	// host have hostnames of their own and one clock.
+	BootID string `json:"boot_id"`
 }
 
 // ClockInfo is how well a generator host's clock was synchronized when its

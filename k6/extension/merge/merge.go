@@ -245,7 +245,17 @@ func (r *Result) instances(ins []*instance) {
 // clock: pub-to-sub latency is the receiver's wall clock less the
 // publisher's, both read on their own host.
 func (r *Result) clock(ins []*instance) {
-	c := Clock{Hosts: len(r.Hosts), SkewRisk: len(r.Hosts) > 1, ByHost: map[string]*ClockInfo{}}
+	// One clock per kernel (its boot id), or per hostname where a file
+	// does not say.
+	clocks := map[string]bool{}
+	for _, in := range ins {
+		if in.host.BootID != "" {
+			clocks[in.host.BootID] = true
+		} else {
+			clocks["host "+in.host.Hostname] = true
+		}
+	}
+	c := Clock{Hosts: len(r.Hosts), SkewRisk: len(clocks) > 1, ByHost: map[string]*ClockInfo{}}
 	var errs []string
 	for _, in := range ins {
 		h := in.host.Hostname
@@ -256,7 +266,8 @@ func (r *Result) clock(ins []*instance) {
 		errs = append(errs, h+": "+clockText(in.host.Clock))
 	}
 	if !c.SkewRisk {
-		c.Text = fmt.Sprintf("every instance ran on one host (%s): pub-to-sub latency is read on one clock", strings.Join(r.Hosts, ""))
+		c.Text = fmt.Sprintf("every instance ran on one kernel's clock (%s): pub-to-sub latency is read on one clock",
+			strings.Join(r.Hosts, ", "))
 	} else {
 		c.Text = fmt.Sprintf("instances ran on %d hosts (%s): the pub-to-sub latency of a message published on one host "+
 			"and received on another is the difference of two wall clocks, so skew between the hosts' clocks adds to "+

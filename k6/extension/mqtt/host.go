@@ -16,6 +16,8 @@ func host() map[string]any {
 		"mem_total": firstField("/proc/meminfo", "MemTotal"),
 		"kernel":    readTrim("/proc/sys/kernel/osrelease"),
 		"os":        osRelease(),
+		// The running kernel, so the clock: containers of one host share it.
+		"boot_id": readTrim("/proc/sys/kernel/random/boot_id"),
 	}
 	sysctls := map[string]string{}
 	for _, k := range []string{"net/core/somaxconn", "fs/file-max", "fs/nr_open", "net/ipv4/tcp_rmem",
