@@ -115,7 +115,8 @@ def test_a_search_of_mosquitto_finds_a_rate_inside_the_bounds_and_the_next_step_
     # broker: the dashboards select a whole search by it.
     rows = stack.flux(
         'from(bucket: "mqtt-bench") |> range(start: -1h) |> filter(fn: (r) => r._measurement == "mqtt_publishes"'
-        f' and r.search == "{c["search_id"]}") |> keep(columns: ["run_id", "broker", "scenario"]) |> distinct(column: "run_id")'
+        f' and r.search == "{c["search_id"]}")'
+        ' |> keep(columns: ["run_id", "broker", "scenario"]) |> distinct(column: "run_id")'
     )
     assert {r["_value"] for r in rows} == {t["run_id"] for t in trials}, rows
 
