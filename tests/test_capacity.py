@@ -29,11 +29,13 @@ def test_a_trial_within_every_bound_is_good_and_each_bound_is_named_when_crossed
         "connections": dict(connect_failures=2),
         "broker_backpressure": dict(achieved_rate=500, missed_sends=10, missed_window=10, broker_cpu_pct=90),
         "generator": dict(achieved_rate=500, missed_sends=10, generator_cpu_pct=95),
+        # The rate reached, but so late that the lateness alone breaks the bound.
+        "generator ": dict(send_lag_p99=60, latency_p99=80),
         "error": dict(broker_cpu_pct=None),
     }
     for limit, kw in cases.items():
         t = judge(trial(1000, **kw), BOUNDS)
-        assert not t.good and t.limit == limit, (limit, t.reasons)
+        assert not t.good and t.limit == limit.strip(), (limit, t.reasons)
     # QoS 0 may lose messages: not a bound there.
     assert judge(trial(1000, lost=3), Bounds(75, 50, 0)).good
 
@@ -123,8 +125,9 @@ def test_a_search_of_mosquitto_finds_a_rate_inside_the_bounds_and_the_next_step_
 
 @pytest.fixture
 def throttled_k6(tmp_path):
-    """A wrapper that runs k6 in a cgroup (v1 cpu controller) capped at 5%
-    of one core: a generator that cannot keep up, whatever the broker."""
+    """A wrapper that runs k6 in a cgroup (v1 cpu controller) capped at 2%
+    of one core: a generator that cannot keep up, or only late, whatever
+    the broker."""
     root = Path("/sys/fs/cgroup/cpu")
     if not os.access(root, os.W_OK):
         pytest.skip("no writable cgroup cpu controller here")
@@ -132,7 +135,7 @@ def throttled_k6(tmp_path):
     wrapper = tmp_path / "throttled"
     wrapper.write_text(
         "#!/bin/sh\nset -e\n"
-        f"mkdir -p {group}\necho 100000 > {group}/cpu.cfs_period_us\necho 5000 > {group}/cpu.cfs_quota_us\n"
+        f"mkdir -p {group}\necho 100000 > {group}/cpu.cfs_period_us\necho 2000 > {group}/cpu.cfs_quota_us\n"
         f'echo $$ > {group}/tasks\nexec "$@"\n'
     )
     wrapper.chmod(0o755)
@@ -149,7 +152,7 @@ def test_a_search_whose_generator_is_throttled_names_the_generator_and_no_capaci
         "--budget",
         "120s",
         "--start-rate",
-        "20000",
+        "50000",
         "--k6-prefix",
         throttled_k6,
         "-e",
@@ -159,4 +162,4 @@ def test_a_search_whose_generator_is_throttled_names_the_generator_and_no_capaci
     assert c["limit"] == "generator" and c["recommended"] is None, c
     assert "load generator" in c["limit_text"] and "no broker capacity" in c["limit_text"]
     t = c["trials"][-1]
-    assert t["limit"] == "generator" and t["achieved_rate"] < 0.95 * t["rate"], t
+    assert t["limit"] == "generator", t

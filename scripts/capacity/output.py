@@ -115,15 +115,15 @@ def write_report(out, r, trials, cpu_target):
     lines += [
         "",
         "| trial | rate msg/s | achieved msg/s | TPS in + out | broker CPU % | of one core % | host CPU % "
-        "| memory % | p50 ms | p99 ms | lost | generator CPU % | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| memory % | p50 ms | p99 ms | generator send lag p99 ms | lost | generator CPU % | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in trials:
         verdict = "good" if t.good else "out: " + "; ".join(t.reasons)
         lines.append(
             f"| `{t.run_id}` | {t.rate:,.0f} | {n(t.achieved_rate, 0)} | {n(t.tps, 0)} | {n(t.broker_cpu_pct)} | "
             f"{n(t.broker_cpu_core_pct)} | {n(t.host_cpu_pct)} | {n(t.mem_pct)} | {n(t.latency_p50, 3)} | "
-            f"{n(t.latency_p99, 3)} | {t.lost} | {n(t.generator_cpu_pct)} | {verdict} |"
+            f"{n(t.latency_p99, 3)} | {n(t.send_lag_p99, 3)} | {t.lost} | {n(t.generator_cpu_pct)} | {verdict} |"
         )
     if chart:
         lines += ["", f"![capacity knee]({chart})", "", "Broker CPU (normalised) and p99 latency of every trial."]

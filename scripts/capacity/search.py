@@ -36,6 +36,7 @@ class Trial:
     broker_rss_mb: float | None = None
     latency_p50: float | None = None
     latency_p99: float | None = None
+    send_lag_p99: float | None = None  # the generator's own lateness (intended -> actual send)
     lost: int = 0
     published: int = 0
     received: int = 0
@@ -88,6 +89,15 @@ def judge(t, b):
                 f"the broker did not take {t.rate:,.0f} msg/s (achieved {fmt(t.achieved_rate)}; "
                 f"{t.missed_window} sends waited on unacknowledged messages)"
             )
+    # A generator that sends late (a busy or throttled host) makes every
+    # message late by as much: when its lateness alone reaches the latency
+    # bound, the trial measured the generator, whatever the broker did.
+    if t.send_lag_p99 is not None and t.send_lag_p99 >= b.p99_ms:
+        limit = limit or "generator"
+        reasons.append(
+            f"the generator sent late: its own send lag p99 {t.send_lag_p99:,.1f} ms reaches the p99 bound "
+            f"({b.p99_ms:g} ms) by itself, the generator at {fmt(t.generator_cpu_pct)}% of its cores"
+        )
     if t.connect_failures:
         limit = limit or "connections"
         reasons.append(f"{t.connect_failures} connections failed")
