@@ -62,16 +62,18 @@ def sequence(n):
     return ",".join(["0"] + [f"{i}/{n}" for i in range(1, n)] + ["1"])
 
 
-def baseline_rss_kb(k6, results):
+def baseline_rss_kb(k6, results, max_instances=None):
     """Peak RSS of one process with 2 connections: what every process costs
     before its connections (k6, the script's VUs, the extension)."""
-    codes = run_instances(k6, 1, 2, "5s", results, "bench-baseline")
+    run_id = f"bench-baseline-{max_instances or 'default'}"
+    extra = {"MAX_INSTANCES": str(max_instances)} if max_instances else {}
+    codes = run_instances(k6, 1, 2, "5s", results, run_id, extra)
     if codes != [0]:
         sys.exit(f"the baseline run failed: {(results / 'instance-1.log').read_text()[-1500:]}")
-    return json.loads((results / "bench-baseline.json").read_text())["generator"]["max_rss_kb"]
+    return json.loads((results / f"{run_id}.json").read_text())["generator"]["max_rss_kb"]
 
 
-def run_instances(k6, n, connections, duration, results, run_id):
+def run_instances(k6, n, connections, duration, results, run_id, extra=None):
     half = connections // 2
     env = dict(
         os.environ,
@@ -85,6 +87,7 @@ def run_instances(k6, n, connections, duration, results, run_id):
         QOS="1",
         DURATION=duration,
         CONNECT_RATE="2000",
+        **(extra or {}),
     )
     procs = []
     for i in range(n):
@@ -137,7 +140,8 @@ def benchmarks_page(out, command):
         "",
         "These connections are busy, unlike the idle ones of docs/benchmarks.md (RSS per idle connection): each "
         "QoS 1 publisher keeps its in-flight window (max_inflight 1024) and each subscriber its stream state. "
-        "The process baseline includes the scenario's MAX_INSTANCES idle VUs (32, about 0.3 MB each).",
+        f"The process baseline includes the scenario's MAX_INSTANCES idle VUs (32 by default, "
+        f"{out['vu_kb']:,.0f} KB each: a process with MAX_INSTANCES=1 peaks at {out['baseline_one_vu_rss_mb']} MB).",
         "",
     ]
     return "\n".join(lines)
@@ -165,6 +169,7 @@ def main():
         broker = start_mosquitto(work)
         try:
             base = baseline_rss_kb(k6, results)
+            base_one = baseline_rss_kb(k6, results, 1)
             run_id = f"bench-instances-{int(time.time())}"
             codes = run_instances(k6, a.instances, a.connections, a.duration, results, run_id)
             t0 = time.time()
@@ -208,6 +213,8 @@ def main():
         },
         "rss_mb": [round(x / 1024, 1) for x in rss],
         "baseline_rss_mb": round(base / 1024, 1),
+        "baseline_one_vu_rss_mb": round(base_one / 1024, 1),
+        "vu_kb": (base - base_one) / 31,
         "kb_per_connection": round((sum(rss) - a.instances * base) / a.connections, 2),
         "merge_s": merge_s,
         "result_mb": result_mb,
