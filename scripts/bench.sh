@@ -72,22 +72,7 @@ for a in "${k6_args[@]}"; do
     die "--instances sets each process's --execution-segment itself: give one or the other"
 done
 
-# compose needs an engine and the profile's images; otherwise native.
-images_present() {
-  local img
-  for img in "$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$(eval echo "\$${broker^^}_IMAGE")"; do
-    docker image inspect "$img" >/dev/null 2>&1 || { missing_image="$img"; return 1; }
-  done
-}
-if [[ "$mode" == auto ]]; then
-  if ! docker info >/dev/null 2>&1; then
-    mode=native; log "using the native stack: no Docker engine answers here (docker info failed)"
-  elif ! images_present; then
-    mode=native; log "using the native stack: image $missing_image is not present locally (docker pull it to use compose)"
-  else
-    mode=compose; log "using compose: Docker and the $broker images are present"
-  fi
-fi
+[[ "$mode" != auto ]] || mode="$(stack_mode "$broker")"
 
 # The run id: -e RUN_ID=... or RUN_ID in the environment, else the
 # scenarios' own form (<scenario>-<broker>-<time>-<random>), so that two

@@ -126,25 +126,7 @@ for name in "${brokers[@]}" "${target_names[@]}"; do
 done
 
 # Managed brokers: natively or under compose (as scripts/bench.sh decides).
-images_present() {
-  local img b
-  for img in "$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE"; do
-    docker image inspect "$img" >/dev/null 2>&1 || { missing_image="$img"; return 1; }
-  done
-  for b in "${brokers[@]}"; do
-    img="$(eval echo "\$${b^^}_IMAGE")"
-    docker image inspect "$img" >/dev/null 2>&1 || { missing_image="$img"; return 1; }
-  done
-}
-if ((${#brokers[@]})) && [[ "$mode" == auto ]]; then
-  if ! docker info >/dev/null 2>&1; then
-    mode=native; log "brokers run natively: no Docker engine answers here (docker info failed)"
-  elif ! images_present; then
-    mode=native; log "brokers run natively: image $missing_image is not present locally (docker pull it, or --compose)"
-  else
-    mode=compose; log "brokers run under compose: Docker and the images are present"
-  fi
-fi
+if ((${#brokers[@]})) && [[ "$mode" == auto ]]; then mode="$(stack_mode "${brokers[@]}")"; fi
 [[ "$mode" != auto ]] || mode=native
 
 mkdir -p "$out/logs" "$ROOT/reports/raw"

@@ -183,3 +183,22 @@ load_influx_token() {
     set +a
   fi
 }
+
+# stack_mode BROKER...: "compose" when a Docker engine answers and the core's
+# and these brokers' images are present, else "native"; logs why.
+stack_mode() {
+  local img b images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE")
+  for b in "$@"; do images+=("$(eval echo "\$${b^^}_IMAGE")"); done
+  if ! docker info >/dev/null 2>&1; then
+    log "using the native stack: no Docker engine answers here (docker info failed)"
+    echo native; return
+  fi
+  for img in "${images[@]}"; do
+    if ! docker image inspect "$img" >/dev/null 2>&1; then
+      log "using the native stack: image $img is not present locally (docker pull it, or --compose)"
+      echo native; return
+    fi
+  done
+  log "using compose: Docker and the images of $* are present"
+  echo compose
+}

@@ -42,14 +42,7 @@ type instance struct {
 	seg  int // 1-based, from the file name
 	of   int
 
-	Schema    string   `json:"schema"`
-	RunID     string   `json:"run_id"`
-	Scenario  string   `json:"scenario"`
-	Broker    string   `json:"broker"`
-	StartedAt string   `json:"started_at"`
-	EndedAt   string   `json:"ended_at"`
-	DurationS *float64 `json:"duration_s"`
-	Passed    bool     `json:"passed"`
+	RunHead
 	// Completed is false for an instance stopped before its planned end
 	// (a signal, an abort): its counts cover part of its share. Files of
 	// older builds have no such field (nil).
@@ -86,6 +79,19 @@ type instance struct {
 type metricSummary struct {
 	Type   string             `json:"type"`
 	Values map[string]float64 `json:"values"`
+}
+
+// RunHead is what every result file begins with, an instance's or a
+// merged one: which run, when, and its verdict.
+type RunHead struct {
+	Schema    string   `json:"schema"`
+	RunID     string   `json:"run_id"`
+	Scenario  string   `json:"scenario"`
+	Broker    string   `json:"broker"`
+	StartedAt string   `json:"started_at"`
+	EndedAt   string   `json:"ended_at"`
+	DurationS *float64 `json:"duration_s"`
+	Passed    bool     `json:"passed"`
 }
 
 type hostInfo struct {

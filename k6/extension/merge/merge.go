@@ -20,14 +20,7 @@ import (
 // mqtt-bench/result/v1, what the reports read) and what only a merge has
 // (instances, missing instances, clocks).
 type Result struct {
-	Schema           string                     `json:"schema"`
-	RunID            string                     `json:"run_id"`
-	Scenario         string                     `json:"scenario"`
-	Broker           string                     `json:"broker"`
-	StartedAt        string                     `json:"started_at"`
-	EndedAt          string                     `json:"ended_at"`
-	DurationS        *float64                   `json:"duration_s"`
-	Passed           bool                       `json:"passed"`
+	RunHead
 	Incomplete       bool                       `json:"incomplete"`
 	MissingInstances []string                   `json:"missing_instances"`
 	Parameters       map[string]any             `json:"parameters"`
@@ -125,7 +118,7 @@ func Merge(dir, runID string) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{
-		Schema: ResultSchema, RunID: runID, Scenario: first.Scenario, Broker: first.Broker,
+		RunHead:    RunHead{Schema: ResultSchema, RunID: runID, Scenario: first.Scenario, Broker: first.Broker},
 		Parameters: first.Parameters, Flows: first.Flows, Versions: first.Versions, Host: first.Host,
 		InstancesExpected: rf.n, MissingInstances: missing(rf),
 		Generator:  mergeGenerator(ins),
