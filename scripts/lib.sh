@@ -199,6 +199,6 @@ stack_mode() {
       echo native; return
     fi
   done
-  log "using compose: Docker and the images of $* are present"
+  log "running under compose: Docker and the images of $* are present"
   echo compose
 }
