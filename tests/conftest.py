@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,29 @@ def dashboard_queries():
             yield name, f"variable {v['name']}", v["query"]
         for a in d["annotations"]["list"]:
             yield name, f"annotation {a['name']}", a["target"]["query"]
+
+
+def broker_panel_queries(broker):
+    """(panel title, Flux query) of every Broker internals panel of one
+    broker (mosquitto, emqx, nanomq, vernemq): those whose title starts with
+    the broker's display name (brokers/<name>/broker.toml `name`)."""
+    name = tomllib.loads((ROOT / "brokers" / broker / "broker.toml").read_text())["name"]
+    for board, title, query in dashboard_queries():
+        if board == "broker-internals.json" and title.startswith(f"{name}:"):
+            yield title, query
+
+
+def bind(query, start, run_id, scenario, broker="mosquitto"):
+    """What Grafana does: the v record and the template variables."""
+    q = query.replace("${run_id}", run_id).replace("${broker}", broker).replace("${scenario}", scenario)
+    lines = q.split("\n")
+    imports = [line for line in lines if line.startswith("import ")]
+    rest = [line for line in lines if not line.startswith("import ")]
+    v = (
+        f"v = {{timeRangeStart: {start}, timeRangeStop: now(), windowPeriod: 2s, "
+        f'defaultBucket: "mqtt-bench", organization: "mqtt-bench"}}'
+    )
+    return "\n".join(imports + [v] + rest)
 
 
 def lib_value(expr):

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 import flux_filters as ff
-from conftest import ROOT, TEST_PORTS, dashboard_queries, lib_value, load_dashboards, run_scenario_to_influx, wait_until
+from conftest import ROOT, TEST_PORTS, bind, dashboard_queries, lib_value, load_dashboards, run_scenario_to_influx, wait_until
 
 BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
 
@@ -126,19 +126,6 @@ def test_dashboards_lint():
                     name,
                     p["title"],
                 )
-
-
-def bind(query, start, run_id, scenario):
-    """What Grafana does: the v record and the template variables."""
-    q = query.replace("${run_id}", run_id).replace("${broker}", "mosquitto").replace("${scenario}", scenario)
-    lines = q.split("\n")
-    imports = [line for line in lines if line.startswith("import ")]
-    rest = [line for line in lines if not line.startswith("import ")]
-    v = (
-        f"v = {{timeRangeStart: {start}, timeRangeStop: now(), windowPeriod: 2s, "
-        f'defaultBucket: "mqtt-bench", organization: "mqtt-bench"}}'
-    )
-    return "\n".join(imports + [v] + rest)
 
 
 @pytest.fixture(scope="module")
