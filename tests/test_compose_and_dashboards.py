@@ -16,7 +16,16 @@ import pytest
 import requests
 
 import flux_filters as ff
-from conftest import ROOT, TEST_PORTS, bind, dashboard_queries, lib_value, load_dashboards, run_scenario_to_influx, wait_until
+from conftest import (
+    ROOT,
+    TEST_PORTS,
+    bind,
+    dashboard_queries,
+    lib_value,
+    load_dashboards,
+    run_scenario_to_influx,
+    wait_until,
+)
 
 BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
 
