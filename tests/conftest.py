@@ -222,6 +222,26 @@ class ConnectionCounter:
 
 
 @pytest.fixture
+def throttled_k6(tmp_path):
+    """A wrapper that runs k6 in a cgroup (v1 cpu controller) capped at 2%
+    of one core: a generator that cannot keep up, or only late, whatever
+    the broker."""
+    root = Path("/sys/fs/cgroup/cpu")
+    if not os.access(root, os.W_OK):
+        pytest.skip("no writable cgroup cpu controller here")
+    group = root / f"mqttbench-test-{os.getpid()}"
+    wrapper = tmp_path / "throttled"
+    wrapper.write_text(
+        "#!/bin/sh\nset -e\n"
+        f"mkdir -p {group}\necho 100000 > {group}/cpu.cfs_period_us\necho 2000 > {group}/cpu.cfs_quota_us\n"
+        f'echo $$ > {group}/tasks\nexec "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    yield str(wrapper)
+    subprocess.run(["rmdir", str(group)], check=False)
+
+
+@pytest.fixture
 def connection_counter():
     c = ConnectionCounter()
     yield c

@@ -1,6 +1,7 @@
-"""A TCP proxy that delays every byte by a fixed time in each direction,
-preserving order: a path with a known added latency, to check that the k6
-extension measures it."""
+"""A TCP proxy that delays every byte by a fixed time in each direction (or
+only the broker's answers: to_client_only), preserving order: a path with a
+known added latency, to check that the k6 extension measures it and that
+the verdicts name it as the broker's."""
 
 import asyncio
 import threading
@@ -8,14 +9,15 @@ import time
 
 
 class DelayProxy:
-    def __init__(self, target_port, delay_s, listen_port=0):
+    def __init__(self, target_port, delay_s, listen_port=0, to_client_only=False):
         self.target_port, self.delay = target_port, delay_s
+        self.to_client_only = to_client_only
         self.listen_port = listen_port
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
-    async def _pipe(self, reader, writer):
+    async def _pipe(self, reader, writer, delay):
         queue = asyncio.Queue()
 
         async def delayed_writer():
@@ -33,7 +35,7 @@ class DelayProxy:
         task = asyncio.ensure_future(delayed_writer())
         try:
             while chunk := await reader.read(65536):
-                queue.put_nowait((time.monotonic() + self.delay, chunk))
+                queue.put_nowait((time.monotonic() + delay, chunk))
         except ConnectionError:
             pass
         queue.put_nowait((0, None))
@@ -42,7 +44,9 @@ class DelayProxy:
     async def _handle(self, client_reader, client_writer):
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         await asyncio.gather(
-            self._pipe(client_reader, up_writer), self._pipe(up_reader, client_writer), return_exceptions=True
+            self._pipe(client_reader, up_writer, 0 if self.to_client_only else self.delay),
+            self._pipe(up_reader, client_writer, self.delay),
+            return_exceptions=True,
         )
 
     def _run(self):

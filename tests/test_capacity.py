@@ -7,10 +7,10 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from capacity.search import Bounds, Search, Trial, judge
-from conftest import ROOT
+from conftest import ROOT, loopback_port
+from delay_proxy import DelayProxy
+from test_scenarios import mosquitto
 
 BOUNDS = Bounds(cpu_target=75, p99_ms=50, qos=1)
 
@@ -28,7 +28,11 @@ def test_a_trial_within_every_bound_is_good_and_each_bound_is_named_when_crossed
         "loss": dict(lost=3),
         "connections": dict(connect_failures=2),
         "broker_backpressure": dict(achieved_rate=500, missed_sends=10, missed_window=10, broker_cpu_pct=90),
+        # Sends held by a full window with the broker idle: its acks, not the generator.
+        "broker_backpressure ": dict(achieved_rate=500, missed_sends=10, missed_window=10, broker_cpu_pct=5),
         "generator": dict(achieved_rate=500, missed_sends=10, generator_cpu_pct=95),
+        # Sends the scheduler reached too late, the broker idle: the generator.
+        "generator  ": dict(achieved_rate=500, missed_sends=10, broker_cpu_pct=5, generator_cpu_pct=30),
         # The rate reached, but so late that the lateness alone breaks the bound.
         "generator ": dict(send_lag_p99=60, latency_p99=80),
         "error": dict(broker_cpu_pct=None),
@@ -38,6 +42,14 @@ def test_a_trial_within_every_bound_is_good_and_each_bound_is_named_when_crossed
         assert not t.good and t.limit == limit.strip(), (limit, t.reasons)
     # QoS 0 may lose messages: not a bound there.
     assert judge(trial(1000, lost=3), Bounds(75, 50, 0)).good
+    # --no-cpu: the CPU is no bound, measured or not.
+    assert judge(trial(1000, broker_cpu_pct=None), Bounds(None, 50, 1)).good
+
+
+def test_a_trial_whose_cpu_was_not_measured_ends_the_search_whatever_else_it_failed():
+    s = Search(start=1000, max_rate=1e6)
+    s.record(judge(trial(1000, broker_cpu_pct=None, latency_p99=60), BOUNDS))
+    assert s.stop == "error" and s.next_rate() is None
 
 
 def test_the_search_doubles_then_bisects_to_the_precision():
@@ -58,20 +70,20 @@ def test_a_generator_limited_trial_ends_the_search():
     assert s.stop == "generator" and s.next_rate() is None
 
 
-def capacity(stack, tmp_path, *args):
+def capacity(stack, tmp_path, *args, env=None):
     out = tmp_path / "out"
+    who = [] if any(a == "--target" for a in args) else ["--broker", "mosquitto"]
     r = subprocess.run(
         [
             str(ROOT / "scripts/capacity.sh"),
-            "--broker",
-            "mosquitto",
+            *who,
             "--results",
             str(tmp_path / "raw"),
             "--out",
             str(out),
             *args,
         ],
-        env=stack.env,
+        env=env or stack.env,
         text=True,
         capture_output=True,
         timeout=900,
@@ -123,26 +135,6 @@ def test_a_search_of_mosquitto_finds_a_rate_inside_the_bounds_and_the_next_step_
     assert {r["_value"] for r in rows} == {t["run_id"] for t in trials}, rows
 
 
-@pytest.fixture
-def throttled_k6(tmp_path):
-    """A wrapper that runs k6 in a cgroup (v1 cpu controller) capped at 2%
-    of one core: a generator that cannot keep up, or only late, whatever
-    the broker."""
-    root = Path("/sys/fs/cgroup/cpu")
-    if not os.access(root, os.W_OK):
-        pytest.skip("no writable cgroup cpu controller here")
-    group = root / f"mqttbench-test-{os.getpid()}"
-    wrapper = tmp_path / "throttled"
-    wrapper.write_text(
-        "#!/bin/sh\nset -e\n"
-        f"mkdir -p {group}\necho 100000 > {group}/cpu.cfs_period_us\necho 2000 > {group}/cpu.cfs_quota_us\n"
-        f'echo $$ > {group}/tasks\nexec "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    yield str(wrapper)
-    subprocess.run(["rmdir", str(group)], check=False)
-
-
 def test_a_search_whose_generator_is_throttled_names_the_generator_and_no_capacity(stack, tmp_path, throttled_k6):
     r, c = capacity(
         stack,
@@ -163,3 +155,40 @@ def test_a_search_whose_generator_is_throttled_names_the_generator_and_no_capaci
     assert "load generator" in c["limit_text"] and "no broker capacity" in c["limit_text"]
     t = c["trials"][-1]
     assert t["limit"] == "generator", t
+
+
+def no_influx_env():
+    """A shell with no InfluxDB to measure the broker's CPU."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFLUX")}
+    return dict(env, INFLUX_URL=f"http://127.0.0.1:{loopback_port(18999)}", K6_NO_USAGE_REPORT="true")
+
+
+def test_a_search_that_cannot_measure_the_broker_cpu_stops_before_any_trial(tmp_path):
+    r, c = capacity(None, tmp_path, "--target", "x=mqtt://127.0.0.1:1", env=no_influx_env())
+    assert r.returncode == 2 and c is None, (r.stdout + r.stderr)[-3000:]
+    assert "cannot be measured" in r.stderr and "--no-cpu" in r.stderr and "trial" not in r.stderr, r.stderr
+    assert not (tmp_path / "raw").exists() or not list((tmp_path / "raw").iterdir())
+
+
+def test_a_broker_with_slow_acks_is_limited_by_latency_never_the_generator(tmp_path, k6_bin):
+    # Mosquitto's answers held 1.5 s: delivery p99 measured here about 2.0 s
+    # at 200 msg/s and 2.5 s at 400 (Mosquitto's inflight limits queue what
+    # waits for the subscribers' acks), while the generator sends every
+    # rate on time. A bound of 2.3 s falls between.
+    port = loopback_port(11898)
+    with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n"):
+        with DelayProxy(port, 1.5, listen_port=loopback_port(11899), to_client_only=True) as proxy:
+            r, c = capacity(
+                None,
+                tmp_path,
+                "--target",
+                f"slow=mqtt://127.0.0.1:{proxy.listen_port}",
+                "--no-cpu",
+                *("--trial", "5s", "--start-rate", "100", "--p99-ms", "2300", "--precision", "30"),
+                *("-e", "PUBLISHERS=10", "-e", "SUBSCRIBERS=10"),
+                env=no_influx_env(),
+            )
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert c["recommended"] and c["limit"] == "latency", c
+    assert "generator" not in c["limit_text"] and "not judged" in c["cpu_bound"], c
+    assert all(t["limit"] in (None, "latency") for t in c["trials"]), c["trials"]

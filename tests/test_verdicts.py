@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from conftest import ROOT, loopback_port, run_k6, wait_until
+from delay_proxy import DelayProxy
 from test_scenarios import SCENARIOS, mosquitto
 
 
@@ -180,3 +181,52 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
     t = json.loads((tmp_path / r["run_id"] / "results.json").read_text())
     assert t["connections"]["success_pct"] == 100.0 and t["diagnosis"]["cause"] == "broker_outage"
     assert f"**Diagnosis (`broker_outage`):** {d['text']} Broker process CPU: not in InfluxDB." in md
+
+
+# The figures: 20 publishers at 400 msg/s in all send 20 msg/s each,
+# 30 in flight per client at 1.5 s: far below the inflight window.
+SLOW_ACKS = {"QOS": "1", "PUBLISHERS": "20", "SUBSCRIBERS": "20", "RATE": "400", "DURATION": "10s"}
+
+
+def test_a_broker_slow_to_acknowledge_is_named_latency_never_the_generator(k6_bin, tmp_path):
+    # Every byte from Mosquitto to the clients is held 1.5 s: PUBACKs and
+    # deliveries are late, while every message leaves on time.
+    port = loopback_port(11895)
+    with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n"):
+        with DelayProxy(port, 1.5, listen_port=loopback_port(11896), to_client_only=True) as proxy:
+            url = f"mqtt://127.0.0.1:{proxy.listen_port}"
+            p, r = run(k6_bin, tmp_path, "p2p", url, P99_MS="5000", **SLOW_ACKS)
+            p2, r2 = run(k6_bin, tmp_path, "p2p", url, P99_MS="1000", **{**SLOW_ACKS, "DURATION": "5s"})
+    out = p.stdout + p.stderr
+    c = r["counts"]
+    assert c["mqtt_publishes"] == c["mqtt_receives"] == 4000 and c["mqtt_missed_sends"] == 0, c
+    # Sent on schedule: the rate was reached, whenever the acks came.
+    step = r["steps"][0]
+    assert step["achieved_rate"] >= 0.99 * step["target_rate"], step
+    assert step["ack_seconds"] >= 11, step
+    assert r["passed"] and p.returncode == 0, out[-3000:]
+    d = r["diagnosis"]
+    assert d["cause"] == "none" and "generator" not in d["text"], d
+    assert "PUBACK p99 1" in d["text"] and "broker" in d["text"], d
+    assert "could not keep up" not in out and "target rate not reached" not in out, out[-3000:]
+    # Bounded at 1 s, the same broker fails on its latency, with its figures.
+    assert p2.returncode == 99 and not r2["passed"], (p2.stdout + p2.stderr)[-3000:]
+    d2 = r2["diagnosis"]
+    assert d2["cause"] == "broker_latency", d2
+    e = d2["evidence"]
+    assert e["puback_p99_ms"] >= 1500 and e["latency_p99_ms"] >= 1500, e
+    assert f"PUBACK p99 {e['puback_p99_ms']} ms" in d2["text"], d2
+    assert f"latency p99 {e['latency_p99_ms']} ms" in d2["text"], d2
+    assert r2["thresholds"]["mqtt_rate_shortfalls count==0"] and r2["thresholds"]["mqtt_missed_sends count==0"]
+
+
+def test_a_generator_throttled_to_a_sliver_of_a_core_is_named_against_a_fast_broker(k6_bin, tmp_path, throttled_k6):
+    wrapper = tmp_path / "k6-throttled"
+    wrapper.write_text(f'#!/bin/sh\nexec {throttled_k6} {k6_bin} "$@"\n')
+    wrapper.chmod(0o755)
+    port = loopback_port(11897)
+    with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n") as url:
+        p, r = run(str(wrapper), tmp_path, "p2p", url, **{**SLOW_ACKS, "RATE": "5000", "DURATION": "5s"})
+    assert p.returncode == 99, (p.stdout + p.stderr)[-3000:]
+    d = r["diagnosis"]
+    assert d["cause"] == "generator", d

@@ -144,7 +144,7 @@ function judge(r, e) {
     }
     return ['broker_latency', `The broker was slow to deliver: latency p99 ${e.latency_p99_ms} ms is above the ` +
       `bound of ${e.p99_bound_ms} ms with no disconnect or refusal, PUBACK p99 ${e.puback_p99_ms ?? 'n/a'} ms; ` +
-      `the generator: ${generatorFigures(e)}.`];
+      `the sends left on time (${generatorFigures(e)}).`];
   }
   if (r.completed === false) {
     return ['interrupted', `The run was stopped before its planned end (a signal, k6's REST API or an abort): ` +
@@ -156,7 +156,8 @@ function judge(r, e) {
   }
   if (r.passed) {
     return ['none', `Every threshold passed: ${e.connects} connections, ${e.publishes} messages published, ` +
-      `${e.receives} received, latency p99 ${e.latency_p99_ms ?? 'n/a'} ms, no disconnect.`];
+      `${e.receives} received, no disconnect; the broker's latency: delivery p99 ${e.latency_p99_ms ?? 'n/a'} ms, ` +
+      `PUBACK p99 ${e.puback_p99_ms ?? 'n/a'} ms; sends: ${generatorFigures(e)}.`];
   }
   const failed = Object.entries(r.thresholds || {}).filter(([, ok]) => !ok).map(([k]) => k);
   return ['unexplained', `Thresholds failed (${failed.join('; ')}) with no disconnect, refusal, loss or ` +

@@ -403,7 +403,9 @@ async function runFlows(p, flows, shares, seg, groups) {
     steps.push({ rate: st.rate, duration: st.duration, payload: st.payload || p.payload, start: started, end: Date.now(),
       sent: sum('sent'), target_rate: sum('target_rate'), achieved_rate: sum('achieved_rate'),
       failed: sum('failed'), window_full: sum('window_full'), missed: sum('missed'), missed_window: sum('missed_window'),
-      rejected: sum('rejected') });
+      rejected: sum('rejected'), unacked: sum('unacked'),
+      // Until the last ack came in: the broker's side, apart from the send rate.
+      ack_seconds: results.reduce((n, r) => Math.max(n, r ? r.ack_seconds : 0), 0) });
     mqtt.note('steps', steps);
   }
   stepRate.add(0);

@@ -10,12 +10,19 @@ LIMITS = {
     "latency": "latency (p99)",
     "loss": "message loss",
     "connections": "failed connections",
-    "broker_backpressure": "the broker held acknowledgements back (it could not take the rate)",
+    "broker_backpressure": "the broker's acknowledgements (too slow for the rate: sends waited on the inflight window)",
     "generator": "the load generator itself",
     "error": "a trial that could not be measured",
     "budget": "the time budget",
     "max_rate": "--max-rate",
 }
+
+
+def cpu_bound(a, target):
+    """The CPU bound as the search judged it, or that it did not (--no-cpu)."""
+    if a.no_cpu:
+        return "broker CPU not judged (--no-cpu: not measured here)"
+    return f"broker CPU <= {a.cpu_target:g}% ({target.cpu_basis})"
 
 
 def summary(a, target, search, trials, wall_s):
@@ -62,8 +69,9 @@ def summary(a, target, search, trials, wall_s):
         "url": target.url,
         "scenario": a.scenario,
         "qos": a.qos,
-        "cpu_target": a.cpu_target,
+        "cpu_target": None if a.no_cpu else a.cpu_target,
         "cpu_basis": target.cpu_basis,
+        "cpu_bound": cpu_bound(a, target),
         "p99_ms": a.p99_ms,
         "precision": a.precision,
         "budget_s": a.budget,
@@ -94,8 +102,8 @@ def write_report(out, r, trials, cpu_target):
     lines = [
         f"# Capacity of {r['broker']}: {r['scenario']}, QoS {r['qos']}",
         "",
-        f"Search `{r['search_id']}`: {len(trials)} trials of {r['trial']} in {r['wall_s']:.0f} s. Bounds: broker "
-        f"CPU <= {r['cpu_target']:g}% ({r['cpu_basis']}), p99 < {r['p99_ms']:g} ms, no loss at QoS >= 1, no "
+        f"Search `{r['search_id']}`: {len(trials)} trials of {r['trial']} in {r['wall_s']:.0f} s. Bounds: "
+        f"{r['cpu_bound']}, p99 < {r['p99_ms']:g} ms, no loss at QoS >= 1, no "
         "failed connection, the rate reached. Host CPU (1 - idle) is shown beside: it includes the generator "
         "when it shares the host.",
         "",

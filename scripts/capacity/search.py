@@ -17,7 +17,7 @@ GENERATOR_SATURATED = 0.9
 
 @dataclass
 class Bounds:
-    cpu_target: float  # % of the broker's CPUs (cpu_basis says which)
+    cpu_target: float | None  # % of the broker's CPUs (cpu_basis says which); None: not judged (--no-cpu)
     p99_ms: float
     qos: int
 
@@ -37,6 +37,7 @@ class Trial:
     latency_p50: float | None = None
     latency_p99: float | None = None
     send_lag_p99: float | None = None  # the generator's own lateness (intended -> actual send)
+    puback_p99: float | None = None  # the broker's acknowledgement latency
     lost: int = 0
     published: int = 0
     received: int = 0
@@ -49,6 +50,7 @@ class Trial:
     good: bool = False
     reasons: list = field(default_factory=list)
     limit: str | None = None  # what made it bad: broker_cpu, latency, loss, generator, connections, error
+    cpu_unmeasured: bool = False  # the CPU bound could not be judged: no further trial
 
     @property
     def tps(self):
@@ -68,26 +70,28 @@ def judge(t, b):
     if t.error:
         t.good, t.reasons, t.limit = False, [t.error], "error"
         return t
+    # The achieved rate is what the generator sent on schedule (the wait
+    # for acks is not in it): a shortfall is messages never sent.
     reached = t.achieved_rate is not None and t.achieved_rate >= REACHED * t.rate and t.missed_sends == 0
     if not reached:
         # Missed sends that waited for a full QoS window are the broker
-        # holding acks back; the rest, with the generator busy or the
-        # broker idle, are the generator's own limit.
-        held_back = t.missed_window > 0 and t.missed_window >= t.missed_sends
+        # holding acks back; the rest the generator's scheduler reached too
+        # late: its own limit. A busy generator is its limit whatever the
+        # broker did; an idle broker is no evidence against the generator.
+        late = t.missed_sends - t.missed_window
         saturated = t.generator_cpu_pct is not None and t.generator_cpu_pct >= 100 * GENERATOR_SATURATED
-        broker_idle = t.broker_cpu_pct is not None and t.broker_cpu_pct <= b.cpu_target
-        if not held_back and (saturated or broker_idle):
+        if late > 0 or saturated:
             limit = "generator"
             reasons.append(
                 f"the generator did not reach {t.rate:,.0f} msg/s (achieved {fmt(t.achieved_rate)}, "
-                f"{t.missed_sends} sends missed) with the broker at {fmt(t.broker_cpu_pct)}% CPU and the "
+                f"{late} sends it reached too late) with the broker at {fmt(t.broker_cpu_pct)}% CPU and the "
                 f"generator at {fmt(t.generator_cpu_pct)}% of its cores"
             )
         else:
             limit = "broker_backpressure"
             reasons.append(
-                f"the broker did not take {t.rate:,.0f} msg/s (achieved {fmt(t.achieved_rate)}; "
-                f"{t.missed_window} sends waited on unacknowledged messages)"
+                f"the broker did not acknowledge {t.rate:,.0f} msg/s in time (achieved {fmt(t.achieved_rate)}; "
+                f"{t.missed_window} sends waited on unacknowledged messages, PUBACK p99 {fmt(t.puback_p99)} ms)"
             )
     # A generator that sends late (a busy or throttled host) makes every
     # message late by as much: when its lateness alone reaches the latency
@@ -107,8 +111,12 @@ def judge(t, b):
     if t.latency_p99 is None or t.latency_p99 >= b.p99_ms:
         limit = limit or "latency"
         reasons.append(f"p99 {fmt(t.latency_p99)} ms, bound {b.p99_ms:g} ms")
-    if t.broker_cpu_pct is None:
+    if b.cpu_target is None:
+        pass  # --no-cpu: the bound the search was told not to judge
+    elif t.broker_cpu_pct is None:
+        # A trial judged without its CPU would pass for good: the search stops.
         limit = limit or "error"
+        t.cpu_unmeasured = True
         reasons.append("the broker's CPU was not measured (InfluxDB has no broker-process or host CPU)")
     elif t.broker_cpu_pct > b.cpu_target:
         limit = limit or "broker_cpu"
@@ -163,3 +171,6 @@ class Search:
         # would only measure the generator again.
         if not t.good and t.limit in ("generator", "error"):
             self.stop = t.limit
+        # Nor can a search go on whose CPU bound it cannot judge.
+        if t.cpu_unmeasured:
+            self.stop = "error"

@@ -75,6 +75,7 @@ def measure(t, run, target):
     lat = tables.latency(run)
     t.latency_p50, t.latency_p99 = lat.get("p50"), lat.get("p99")
     t.send_lag_p99 = tables.latency(run, "send_lag").get("p99")
+    t.puback_p99 = tables.latency(run, "puback").get("p99")
     expected = t.received - c.get("mqtt_duplicates", 0) + t.lost
     t.success_pct = 100.0 * (t.received - c.get("mqtt_duplicates", 0)) / expected if expected else None
     g = run.data.get("generator") or {}

@@ -30,10 +30,19 @@ type PhaseResult struct {
 	// acknowledgements held them back. The rest the scheduler did not reach
 	// in time: the generator could not send at the rate.
 	MissedWindow int64
-	Seconds      float64
-	Target       float64
-	WindowFull   int64 // times a QoS 1/2 message waited for the inflight window
-	MaxLagMs     float64
+	// Seconds is the send window: from the phase's start until its
+	// duration ended or its last message went out, whichever is later.
+	// The achieved rate is what the generator sent in it, never diluted
+	// by the wait for the broker's acknowledgements (AckSeconds).
+	Seconds float64
+	// AckSeconds runs until the last acknowledgement came in (QoS 1/2), or
+	// the drain gave up on it (Unacked then says how many were missing):
+	// the broker's side, which its ack latency (mqtt_puback_duration) measures.
+	AckSeconds float64
+	Unacked    int64
+	Target     float64
+	WindowFull int64 // times a QoS 1/2 message waited for the inflight window
+	MaxLagMs   float64
 }
 
 // Achieved is the achieved rate in msg/s.
@@ -49,6 +58,7 @@ func (r PhaseResult) Map() map[string]any {
 	return map[string]any{
 		"sent": r.Sent, "failed": r.Failed, "rejected": r.Rejected, "missed": r.Missed, "missed_window": r.MissedWindow, "seconds": r.Seconds, "target_rate": r.Target,
 		"achieved_rate": r.Achieved(), "achieved_ratio": r.Achieved() / r.Target,
+		"ack_seconds": r.AckSeconds, "unacked": r.Unacked,
 		"window_full": r.WindowFull, "max_lag_ms": r.MaxLagMs,
 	}
 }
@@ -147,10 +157,17 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 			sleepCtx(g.ctx, d)
 		}
 	}
-	s.drain(time.Now().Add(ph.Drain))
+	deadline := time.Now().Add(ph.Drain)
+	s.sendBlocked(deadline)
+	sent := nowNano()
+	s.waitAcks(deadline)
 	r := s.r
 	r.Rejected = g.m.Get(PublishRejected) - rejected
-	r.Seconds = max(float64(nowNano()-start)/1e9, ph.Duration.Seconds())
+	r.Seconds = max(float64(sent-start)/1e9, ph.Duration.Seconds())
+	r.AckSeconds = max(float64(nowNano()-start)/1e9, ph.Duration.Seconds())
+	if g.pc.QoS > 0 {
+		r.Unacked = int64(g.inFlight())
+	}
 	ratio := r.Achieved() / r.Target
 	g.m.setAchieved(ratio)
 	if ratio < 0.95 && g.ctx.Err() == nil {

@@ -194,19 +194,14 @@ func (s *sender) flushDirty() {
 	s.taken = 0
 }
 
-// drain gives messages still waiting for a window slot until deadline (or
-// until they are missed), then waits for the broker to acknowledge what was
-// sent (QoS 1/2). What still waits for a slot then is missed; what is
-// unacknowledged stays in flight (Close counts it as failed if it stays so).
-// A stop (the VU's context) ends it at once.
-func (s *sender) drain(deadline time.Time) {
+// sendBlocked gives messages still waiting for a window slot until deadline
+// (or until they are missed); what still waits then is missed. A stop (the
+// VU's context) ends it at once.
+func (s *sender) sendBlocked(deadline time.Time) {
 	g := s.g
 	for len(s.blocked) > 0 && time.Now().Before(deadline) && g.ctx.Err() == nil {
 		s.retryBlocked(nowNano())
 		s.flushDirty()
-		sleepCtx(g.ctx, time.Millisecond)
-	}
-	for g.pc.QoS > 0 && g.inFlight() > 0 && time.Now().Before(deadline) && g.ctx.Err() == nil {
 		sleepCtx(g.ctx, time.Millisecond)
 	}
 	for _, pc := range s.blocked {
@@ -214,4 +209,14 @@ func (s *sender) drain(deadline time.Time) {
 		pc.backlog = backlog{}
 	}
 	s.blocked = s.blocked[:0]
+}
+
+// waitAcks waits until deadline for the broker to acknowledge what was
+// sent (QoS 1/2). What is unacknowledged then stays in flight (Close counts
+// it as failed if it stays so). A stop ends it at once.
+func (s *sender) waitAcks(deadline time.Time) {
+	g := s.g
+	for g.pc.QoS > 0 && g.inFlight() > 0 && time.Now().Before(deadline) && g.ctx.Err() == nil {
+		sleepCtx(g.ctx, time.Millisecond)
+	}
 }
