@@ -1,0 +1,76 @@
+"""Test-only (the GitHub job `k6-operator`): checks the merged result of the
+README's TestRun against numbers fixed before the run, not read from it, and
+against the broker's own counts, so that the job cannot pass on an empty or
+partial run.
+
+Usage: python3 deploy/k6-operator/ci/check_run.py RESULT_JSON --instances N
+  --publishes N --connections N --broker-received N --broker-sent N
+
+--broker-received/--broker-sent: Mosquitto's $SYS/broker/publish/messages/
+received and .../sent, read after the run. Exit 0 when every check holds,
+else 1 with each one that does not.
+"""
+
+import argparse
+import json
+import sys
+
+
+def probes(merged):
+    """Shared-subscription probes (published, delivered) the instances sent
+    through the broker besides the load (as tests/test_distributed.py counts
+    them); none in p2p, which has no shared subscription."""
+    published = delivered = 0
+    for inst in merged["instances"]:
+        for note in (inst.get("connect") or {}).values():
+            published += (note or {}).get("probes", 0)
+        for note in (inst.get("delivery") or {}).values():
+            delivered += (note or {}).get("probes_received", 0)
+    return published, published + delivered
+
+
+def problems(merged, args):
+    c = merged["counts"]
+    probes_in, probes_out = probes(merged)
+    want = {
+        "passed": (merged["passed"], True),
+        "incomplete": (merged["incomplete"], False),
+        "missing_instances": (merged["missing_instances"], []),
+        "instances_expected": (merged["instances_expected"], args.instances),
+        "instances": (len(merged["instances"]), args.instances),
+        "mqtt_publishes": (c["mqtt_publishes"], args.publishes),
+        "mqtt_receives": (c["mqtt_receives"], args.publishes),
+        "mqtt_lost": (c["mqtt_lost"], 0),
+        "mqtt_duplicates": (c["mqtt_duplicates"], 0),
+        "mqtt_connects": (c["mqtt_connects"], args.connections),
+        "mqtt_connect_failures": (c["mqtt_connect_failures"], 0),
+        # Every PUBLISH the broker took is one the instances sent (or a probe),
+        # every one it sent is one they received.
+        "broker received - probes": (args.broker_received - probes_in, c["mqtt_publishes"]),
+        "broker sent - probes": (args.broker_sent - probes_out, c["mqtt_receives"]),
+    }
+    return [f"{k}: {got!r}, expected {exp!r}" for k, (got, exp) in want.items() if got != exp]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("result")
+    for name in ("instances", "publishes", "connections", "broker-received", "broker-sent"):
+        ap.add_argument(f"--{name}", type=int, required=True)
+    args = ap.parse_args(argv)
+    with open(args.result) as f:
+        merged = json.load(f)
+    found = problems(merged, args)
+    c = merged["counts"]
+    print(
+        f"{args.result}: passed={merged['passed']}, {len(merged['instances'])} instances, "
+        f"{c['mqtt_connects']} connections, {c['mqtt_publishes']} published, {c['mqtt_receives']} received, "
+        f"{c['mqtt_lost']} lost; broker: {args.broker_received} received, {args.broker_sent} sent"
+    )
+    for p in found:
+        print(f"error: {p}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
