@@ -16,7 +16,7 @@ BOUNDS = Bounds(cpu_target=75, p99_ms=50, qos=1)
 
 
 def trial(rate, **kw):
-    base = dict(achieved_rate=rate, broker_cpu_pct=10, latency_p99=5, published=100, received=100)
+    base = dict(achieved_rate=rate, rate_reached=True, broker_cpu_pct=10, latency_p99=5, published=100, received=100)
     return Trial(rate=rate, run_id=f"t-{rate}", **{**base, **kw})
 
 
@@ -27,12 +27,18 @@ def test_a_trial_within_every_bound_is_good_and_each_bound_is_named_when_crossed
         "latency": dict(latency_p99=60),
         "loss": dict(lost=3),
         "connections": dict(connect_failures=2),
-        "broker_backpressure": dict(achieved_rate=500, missed_sends=10, missed_window=10, broker_cpu_pct=90),
+        "broker_backpressure": dict(
+            achieved_rate=500, rate_reached=False, missed_sends=10, missed_window=10, broker_cpu_pct=90
+        ),
         # Sends held by a full window with the broker idle: its acks, not the generator.
-        "broker_backpressure ": dict(achieved_rate=500, missed_sends=10, missed_window=10, broker_cpu_pct=5),
-        "generator": dict(achieved_rate=500, missed_sends=10, generator_cpu_pct=95),
+        "broker_backpressure ": dict(
+            achieved_rate=500, rate_reached=False, missed_sends=10, missed_window=10, broker_cpu_pct=5
+        ),
+        "generator": dict(achieved_rate=500, rate_reached=False, missed_sends=10, generator_cpu_pct=95),
         # Sends the scheduler reached too late, the broker idle: the generator.
-        "generator  ": dict(achieved_rate=500, missed_sends=10, broker_cpu_pct=5, generator_cpu_pct=30),
+        "generator  ": dict(
+            achieved_rate=500, rate_reached=False, missed_sends=10, broker_cpu_pct=5, generator_cpu_pct=30
+        ),
         # The rate reached, but so late that the lateness alone breaks the bound.
         "generator ": dict(send_lag_p99=60, latency_p99=80),
         "error": dict(broker_cpu_pct=None),
@@ -66,7 +72,7 @@ def test_the_search_doubles_then_bisects_to_the_precision():
 def test_a_generator_limited_trial_ends_the_search():
     s = Search(start=1000, max_rate=1e6)
     s.record(judge(trial(1000), BOUNDS))
-    s.record(judge(trial(2000, achieved_rate=1200, missed_sends=800, generator_cpu_pct=99), BOUNDS))
+    s.record(judge(trial(2000, achieved_rate=1200, rate_reached=False, missed_sends=800, generator_cpu_pct=99), BOUNDS))
     assert s.stop == "generator" and s.next_rate() is None
 
 

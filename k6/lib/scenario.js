@@ -33,7 +33,8 @@ const RESULTS_DIR = decodeURIComponent(import.meta.resolve('../../reports/raw').
 // never near them).
 const KNOWN = ['SCALE', 'BROKER', 'MQTT_URL', 'MQTT_URL_B', 'MQTT_VERSION', 'QOS', 'PAYLOAD', 'PUBLISHERS',
   'SUBSCRIBERS', 'RATE', 'DURATION', 'CONNECT_RATE', 'KEEPALIVE', 'P99_MS', 'STEPS', 'PAYLOADS', 'MAX_INSTANCES',
-  'LOCAL_ADDRESS', 'RESULTS_DIR', 'SEARCH_ID', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID', 'CLEAN_SESSION', 'SESSION_EXPIRY'];
+  'LOCAL_ADDRESS', 'RESULTS_DIR', 'SEARCH_ID', 'TOPIC_PREFIX', 'ACCEPT_QOS_DOWNGRADE', 'RUN_ID', 'CLEAN_SESSION', 'SESSION_EXPIRY',
+  'STRICT_ORDER'];
 
 // params reads every parameter from the environment over the scenario's defaults.
 function params(name, d) {
@@ -81,6 +82,9 @@ function params(name, d) {
     // then loses no QoS >= 1 message; the reconnects resume the sessions.
     clean_session: env.choice('CLEAN_SESSION', 'true', ['true', 'false']) === 'true',
     session_expiry: env.number('SESSION_EXPIRY', 0, { integer: true, max: 4294967295, why: 'a 32-bit field in CONNECT' }),
+    // A delivery out of order (per topic, QoS >= 1, non-shared: MQTT
+    // section 4.6) fails the run instead of only being named.
+    strict_order: env.choice('STRICT_ORDER', 'false', ['true', 'false']) === 'true',
   };
   // Once, not once per VU (the scenario has MAX_INSTANCES of them): k6
   // reads the options in a VU of its own, numbered 0.
@@ -91,6 +95,10 @@ function params(name, d) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
   env.check(name);
+  if (p.strict_order && p.qos < 1) {
+    throw new Error(`${name}: STRICT_ORDER=true is invalid with QOS=${p.qos}: MQTT requires ordered delivery only at ` +
+      'QoS 1 and 2 (section 4.6); set QOS=1 or leave STRICT_ORDER unset');
+  }
   if (p.session_expiry > 0 && p.version !== '5') {
     throw new Error(`${name}: SESSION_EXPIRY=${__ENV.SESSION_EXPIRY} is invalid with MQTT_VERSION=${p.version}: the session ` +
       'expiry interval is an MQTT 5 property; under 3.1.1 set CLEAN_SESSION=false to keep sessions, or set MQTT_VERSION=5');
@@ -138,6 +146,11 @@ export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
   const flows = workload(p).map((f) => withPrefix(f, p.topic_prefix));
   const publishing = flows.some((f) => f.publishers > 0);
+  if (p.strict_order && flows.some((f) => [].concat(f.subTopics || []).some((t) => t.startsWith('$share/')))) {
+    throw new Error(`${name}: STRICT_ORDER=true is invalid for shared subscriptions: a share group spreads a topic ` +
+      'over its subscribers, and MQTT does not require order across them (MQTT 5.0 section 4.8.2); use a scenario ' +
+      'without $share/ (p2p, fanout) or leave STRICT_ORDER unset');
+  }
   if (!flows.some((f) => f.publishers + f.subscribers > 0)) {
     throw new Error(`${name}: PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +
       'give at least one of them a value > 0, or leave them unset for the scenario\'s own numbers');
@@ -169,6 +182,7 @@ export function scenario(name, defaults, workload) {
     // What this instance can judge; the merge of a segmented run's results
     // counts every stream exactly.
     if (p.qos >= 1) thresholds.mqtt_lost = ['count==0'];
+    if (p.strict_order) thresholds.mqtt_out_of_order = ['count==0'];
   }
   // k6 passes a threshold whose metric never had a sample (a p99 bound when
   // no message arrived): run() counts such metrics here, failing the run.
@@ -251,7 +265,7 @@ export function scenario(name, defaults, workload) {
       groups.forEach((g) => g.close());
       const c = mqtt.stats().counters;
       connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
-      rateShortfalls.add((mqtt.notes().steps || []).filter((st) => st.achieved_rate < 0.95 * st.target_rate).length);
+      rateShortfalls.add(mqtt.rateShortfalls(mqtt.notes().steps || []));
       nothingReceived.add(flows.filter((f, i) => f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0 &&
         !((mqtt.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
       // Metrics one instance of several has nothing to judge by (no

@@ -3,7 +3,6 @@
 // per-second timeline) and a compact text summary. Reports read only these
 // files and InfluxDB.
 import mqtt from 'k6/x/mqtt';
-import { diagnose } from './diagnosis.js';
 
 const latencyKinds = {
   pub_to_sub: 'mqtt_latency',
@@ -26,27 +25,6 @@ function collect(prefix, notes) {
     if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
   }
   return out;
-}
-
-// rateVerdict says why the target rate was not reached, from the missed
-// sends and each step's achieved rate (null: it was reached).
-function rateVerdict(c, steps) {
-  const missed = c.mqtt_missed_sends || 0;
-  const window = steps.reduce((n, s) => n + (s.missed_window || 0), 0);
-  const short = steps.filter((s) => s.achieved_rate < 0.95 * s.target_rate);
-  const causes = [];
-  if (missed - window > 0) {
-    causes.push(`generator cannot reach the target rate: ${missed - window} messages were due more than max_lag ago ` +
-      'and never sent (mqtt_missed_sends)');
-  }
-  if (window > 0) {
-    causes.push(`the broker held back acknowledgements: ${window} messages waited for a full QoS window ` +
-      'longer than max_lag and were never sent (mqtt_missed_sends)');
-  }
-  if (!causes.length && short.length) {
-    causes.push(`achieved below 95% of the target in ${short.length} step(s) (mqtt_rate_shortfalls)`);
-  }
-  return causes.length ? `target rate not reached: ${causes.join('; ')}` : null;
 }
 
 export function result(data, p, flows) {
@@ -107,14 +85,17 @@ export function result(data, p, flows) {
     // [{ start_ms, end_ms (null: closed while down, e.g. the run ended), duration_s, max_down }].
     outages: mqtt.outages(),
     without_samples: noData,
-    rate_verdict: rateVerdict(st.counters, notes.steps || []),
     timeline: mqtt.timeline(),
     // Whole, so that instances' files merge exactly: every latency
     // histogram (HdrHistogram's own encoding) and the per-stream counts.
     histograms: mqtt.histograms(),
     streams: mqtt.streams(),
   };
-  r.diagnosis = diagnose(r);
+  // Every verdict is the extension's (k6/extension/verdict), as the merge's
+  // is: judged on the document without its bulk (timeline, histograms,
+  // streams), which no verdict reads.
+  const { timeline, histograms, streams, ...doc } = r;
+  Object.assign(r, mqtt.verdicts(doc));
   return r;
 }
 
@@ -142,6 +123,7 @@ export function text(r) {
       'mqtt_publish_rejected): not published, not expected at the subscribers');
   }
   if (r.rate_verdict) lines.push(`  rate          ${r.rate_verdict}`);
+  if (r.ordering.text) lines.push(`  ordering      ${r.ordering.text}`);
   for (const s of r.steps) {
     lines.push(`  step          target ${fmt(s.target_rate)} msg/s, achieved ${fmt(s.achieved_rate)} msg/s` +
       ` (${s.payload} B, ${s.duration})`);

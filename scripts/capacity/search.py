@@ -8,8 +8,6 @@ DEFAULT_CPU_TARGET = 75.0
 # How close the last good and the first bad rate must be to stop: 5% of
 # the bad one.
 DEFAULT_PRECISION = 5.0
-# A rate is reached when the generator achieved this share of it.
-REACHED = 0.95
 # The generator, at this share of its cores or more, is saturated: a
 # trial that fell short of its rate then measured the generator.
 GENERATOR_SATURATED = 0.9
@@ -29,6 +27,9 @@ class Trial:
     rate: float
     run_id: str
     achieved_rate: float | None = None
+    # The trial result's own verdict (k6/extension/verdict: its rate_verdict
+    # is null): every step sent its share of the rate on schedule, nothing missed.
+    rate_reached: bool = False
     broker_cpu_pct: float | None = None  # normalised to the broker's CPUs
     broker_cpu_core_pct: float | None = None  # % of one core, as procstat/docker say
     host_cpu_pct: float | None = None  # 1 - idle
@@ -72,8 +73,7 @@ def judge(t, b):
         return t
     # The achieved rate is what the generator sent on schedule (the wait
     # for acks is not in it): a shortfall is messages never sent.
-    reached = t.achieved_rate is not None and t.achieved_rate >= REACHED * t.rate and t.missed_sends == 0
-    if not reached:
+    if not t.rate_reached:
         # Missed sends that waited for a full QoS window are the broker
         # holding acks back; the rest the generator's scheduler reached too
         # late: its own limit. A busy generator is its limit whatever the

@@ -68,6 +68,7 @@ def measure(t, run, target):
     c = run["counts"]
     steps = run.data.get("steps") or []
     t.achieved_rate = sum(s["achieved_rate"] for s in steps) / len(steps) if steps else 0.0
+    t.rate_reached = bool(steps) and run.data.get("rate_verdict") is None
     t.published, t.received, t.lost = c["mqtt_publishes"], c["mqtt_receives"], c["mqtt_lost"]
     t.connect_failures = c.get("mqtt_connect_failures", 0)
     t.missed_sends = c.get("mqtt_missed_sends", 0)

@@ -1,8 +1,10 @@
-"""The report's diagnosis: the one the result file carries (k6/lib/diagnosis.js
-weighed the broker's drops, outages, refusals, losses and slow acks before
-the generator's pace and CPU), with the broker process's CPU from InfluxDB
-beside it when InfluxDB has it. A broker near a full core turns a slow-broker
-verdict into a CPU-bound one; an outage or refusal stays what it is."""
+"""The report's diagnosis: the one the result file carries (k6/extension/verdict
+weighed the broker's drops, outages, refusals, losses, ordering and slow acks
+before the generator's pace and CPU; the result's `policy` names its causes),
+with the one thing only the report knows beside it: the broker process's CPU
+from InfluxDB. The rule: a broker that peaked at or above SATURATED % of a
+core turns a slow-broker verdict (SLOW) into `broker_cpu`; every other
+verdict stays what the result says."""
 
 # Causes that say the broker was slow without saying why: its CPU can.
 SLOW = ("broker_latency", "broker_slow_acks", "unexplained")
@@ -18,7 +20,7 @@ def build(run, broker_cpu):
     if not d:
         return {
             "cause": None,
-            "text": "not recorded: the result file predates the diagnosis (k6/lib/diagnosis.js)",
+            "text": "not recorded: the result file predates the diagnosis (k6/extension/verdict)",
             "evidence": {},
         }
     out = {"cause": d["cause"], "text": d["text"], "evidence": dict(d.get("evidence") or {})}

@@ -23,6 +23,11 @@ OLD_TIMELINE_KEYS = {
 }
 
 
+# The rate rule of result files written before they carried their
+# `policy` (k6/extension/verdict owns it now, and writes it into each).
+LEGACY_RATE_REACHED = 0.95
+
+
 @dataclass
 class Run:
     path: Path
@@ -39,6 +44,12 @@ class Run:
     @property
     def run_id(self):
         return self.data["run_id"]
+
+    @property
+    def rate_reached(self):
+        """The share of its target a step must send on schedule, as the
+        result's own policy says (k6/extension/verdict)."""
+        return (self.data.get("policy") or {}).get("rate_reached", LEGACY_RATE_REACHED)
 
     def window(self):
         """(start, end) in Unix ms: the publish steps, else the whole run."""

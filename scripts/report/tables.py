@@ -98,7 +98,7 @@ def step_rows(run, res):
             "latency_p99": lat.get("p99") if single else weighted(tl, "latency_p99_ms"),
         }
         row["tps"] = (row["tps_in"] or 0) + (row["tps_out"] or 0)
-        ok_rate = s["target_rate"] > 0 and s["achieved_rate"] / s["target_rate"] >= 0.95
+        ok_rate = s["target_rate"] > 0 and s["achieved_rate"] / s["target_rate"] >= run.rate_reached
         ok_latency = row["latency_p99"] is not None and (p99_bound is None or row["latency_p99"] < p99_bound)
         row["passed"] = bool(ok_rate and ok_latency)
         rows.append(row)

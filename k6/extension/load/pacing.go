@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 func nowNano() int64 { return time.Now().UnixNano() }
@@ -170,7 +172,7 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 	}
 	ratio := r.Achieved() / r.Target
 	g.m.setAchieved(ratio)
-	if ratio < 0.95 && g.ctx.Err() == nil {
+	if ratio < verdict.RateReached && g.ctx.Err() == nil {
 		g.logger.Warnf("PublisherGroup: achieved %.0f msg/s of the %.0f msg/s target (%.1f%%): %s",
 			r.Achieved(), r.Target, 100*ratio, g.shortfallCause(r, time.Unix(0, start)))
 	}
@@ -178,7 +180,7 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 }
 
 // shortfallCause names why a phase fell short, from the evidence at hand,
-// in the order of the result's diagnosis (k6/lib/diagnosis.js): messages
+// in the order of the result's diagnosis (the verdict package): messages
 // with no connection to go out on while the scheduler kept pace are the
 // broker's outage; messages the scheduler itself got to too late are the
 // generator's limit (a connection it closed on a stalled write is not an

@@ -15,6 +15,8 @@ import (
 
 	"go.k6.io/k6/errext"
 	"go.k6.io/k6/errext/exitcodes"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // The schemas of the files a run's instances leave in the results
@@ -69,7 +71,7 @@ type instance struct {
 	Outages        []map[string]any         `json:"outages"`
 	Connect        json.RawMessage          `json:"connect"`
 	Delivery       json.RawMessage          `json:"delivery"`
-	Diagnosis      *Diagnosis               `json:"diagnosis"`
+	Diagnosis      *verdict.Diagnosis       `json:"diagnosis"`
 	RateVerdict    *string                  `json:"rate_verdict"`
 	WithoutSamples []string                 `json:"without_samples"`
 	host           hostInfo

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // Result is a merged result: a single-process result's fields (schema
@@ -39,7 +40,9 @@ type Result struct {
 	Outages          []map[string]any           `json:"outages"`
 	WithoutSamples   []string                   `json:"without_samples"`
 	RateVerdict      *string                    `json:"rate_verdict"`
-	Diagnosis        Diagnosis                  `json:"diagnosis"`
+	Ordering         verdict.Ordering           `json:"ordering"`
+	Diagnosis        verdict.Diagnosis          `json:"diagnosis"`
+	Policy           verdict.Policy             `json:"policy"`
 	Notes            []string                   `json:"notes,omitempty"`
 
 	InstancesExpected int        `json:"instances_expected"`
@@ -53,29 +56,22 @@ type Result struct {
 	TimelineNote string           `json:"timeline_note"`
 }
 
-// Diagnosis is a result's most likely cause (k6/lib/diagnosis.js).
-type Diagnosis struct {
-	Cause    string          `json:"cause"`
-	Text     string          `json:"text"`
-	Evidence json.RawMessage `json:"evidence,omitempty"`
-}
-
 // Instance is what a merged result keeps of each instance's own file.
 type Instance struct {
-	File           string          `json:"file"`
-	Segment        string          `json:"segment"`
-	Index          int             `json:"index"`
-	Hostname       string          `json:"hostname"`
-	Clock          *ClockInfo      `json:"clock,omitempty"`
-	ClientIDPrefix string          `json:"client_id_prefix,omitempty"`
-	StartedAt      string          `json:"started_at"`
-	EndedAt        string          `json:"ended_at"`
-	DurationS      *float64        `json:"duration_s"`
-	Passed         bool            `json:"passed"`
-	Generator      map[string]any  `json:"generator"`
-	Connect        json.RawMessage `json:"connect,omitempty"`
-	Delivery       json.RawMessage `json:"delivery,omitempty"`
-	Diagnosis      *Diagnosis      `json:"diagnosis"`
+	File           string             `json:"file"`
+	Segment        string             `json:"segment"`
+	Index          int                `json:"index"`
+	Hostname       string             `json:"hostname"`
+	Clock          *ClockInfo         `json:"clock,omitempty"`
+	ClientIDPrefix string             `json:"client_id_prefix,omitempty"`
+	StartedAt      string             `json:"started_at"`
+	EndedAt        string             `json:"ended_at"`
+	DurationS      *float64           `json:"duration_s"`
+	Passed         bool               `json:"passed"`
+	Generator      map[string]any     `json:"generator"`
+	Connect        json.RawMessage    `json:"connect,omitempty"`
+	Delivery       json.RawMessage    `json:"delivery,omitempty"`
+	Diagnosis      *verdict.Diagnosis `json:"diagnosis"`
 }
 
 // Clock says how far pub-to-sub latency can be trusted across hosts.
@@ -158,7 +154,9 @@ func Merge(dir, runID string) (*Result, error) {
 	}
 	r.ThresholdsNote = thresholdsNote(r.ThresholdValues)
 	r.RateVerdict = rateVerdict(ins)
-	r.Diagnosis = diagnose(r, ins)
+	if err := r.judge(ins); err != nil {
+		return nil, err
+	}
 	for _, in := range ins[1:] {
 		if string(in.Versions) != string(first.Versions) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s ran other versions than %s (%s and %s): versions are %s's",

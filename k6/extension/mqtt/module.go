@@ -82,6 +82,8 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"share":             mi.share,
 		"histograms":        mi.histograms,
 		"streams":           mi.root.run.Streams,
+		"verdicts":          mi.verdicts,
+		"rateShortfalls":    mi.rateShortfalls,
 	}}
 }
 

@@ -3,6 +3,7 @@
 // listens on loopback only.
 //
 //	testbroker -port 11891 -literal-share
+//	testbroker -port 11891 -reorder-every 50
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
@@ -24,16 +26,20 @@ import (
 func main() {
 	port := flag.Int("port", 0, "TCP port on 127.0.0.1 (required)")
 	literalShare := flag.Bool("literal-share", false, "take $share/... filters literally: no shared subscriptions")
+	reorder := flag.Int("reorder-every", 0, "deliver one of every N messages of a topic after the next one")
 	flag.Parse()
 	if *port <= 0 || *port > 65535 {
 		fmt.Fprintln(os.Stderr, "testbroker: -port is required (1..65535)")
 		os.Exit(2)
 	}
-	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	srv := mochi.New(&mochi.Options{InlineClient: *reorder > 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Capabilities: mochi.NewDefaultServerCapabilities()})
 	hooks := []mochi.Hook{new(auth.AllowHook)}
 	if *literalShare {
 		hooks = append(hooks, new(testbroker.LiteralShare))
+	}
+	if *reorder > 1 {
+		hooks = append(hooks, &testbroker.Reorder{Server: srv, Every: *reorder, Hold: 50 * time.Millisecond})
 	}
 	for _, h := range hooks {
 		if err := srv.AddHook(h, nil); err != nil {

@@ -1,0 +1,54 @@
+// Package verdict owns every verdict on a run: whether its rate was
+// reached, what its out-of-order deliveries mean, and the diagnosis with
+// its causes, for a single run (the extension's summary, through
+// mqtt.verdicts) and a merged one (k6 x mqtt-merge) alike. Its rules and
+// constants are defined here once and written into each result as
+// `policy`, so that readers (scripts/report, scripts/capacity) never
+// restate them.
+package verdict
+
+// RateReached is the share of its target rate a publish step must send on
+// schedule to count as reached (mqtt_rate_shortfalls counts the others).
+const RateReached = 0.95
+
+// The causes a diagnosis names, in the order they are weighed: a run whose
+// broker went away is never put down to the generator, and the generator
+// is named only for its own late sends or saturated CPU.
+const (
+	CauseIncomplete        = "incomplete" // a merge with instances missing
+	CauseBrokerOutage      = "broker_outage"
+	CauseBrokerUnreachable = "broker_unreachable"
+	CauseBrokerRefused     = "broker_refused"
+	CauseDeliveredNothing  = "broker_delivered_nothing"
+	CauseBrokerSlowReads   = "broker_slow_reads"
+	CauseBrokerLost        = "broker_lost_messages"
+	CauseBrokerOrdering    = "broker_ordering"
+	CauseBrokerSlowAcks    = "broker_slow_acks"
+	CauseGenerator         = "generator"
+	CauseBrokerLatency     = "broker_latency"
+	CauseInterrupted       = "interrupted"
+	CauseNoData            = "no_data"
+	CauseNone              = "none"
+	CauseUnexplained       = "unexplained"
+)
+
+// Causes is every cause in the order of blame.
+var Causes = []string{CauseIncomplete, CauseBrokerOutage, CauseBrokerUnreachable, CauseBrokerRefused,
+	CauseDeliveredNothing, CauseBrokerSlowReads, CauseBrokerLost, CauseBrokerOrdering, CauseBrokerSlowAcks,
+	CauseGenerator, CauseBrokerLatency, CauseInterrupted, CauseNoData, CauseNone, CauseUnexplained}
+
+// OrderingSpec is where MQTT requires ordered delivery: per topic, for
+// QoS >= 1 on a non-shared subscription ("Ordered Topic").
+const OrderingSpec = "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message ordering: an ordered topic)"
+
+// Policy is what a result records of the rules it was judged by.
+type Policy struct {
+	RateReached  float64  `json:"rate_reached"`
+	Causes       []string `json:"causes"`
+	OrderingSpec string   `json:"ordering_spec"`
+}
+
+// Current is the policy of this build.
+func Current() Policy {
+	return Policy{RateReached: RateReached, Causes: Causes, OrderingSpec: OrderingSpec}
+}

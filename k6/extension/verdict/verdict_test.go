@@ -1,0 +1,119 @@
+package verdict
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// doc reads a result document as the file holds it.
+func doc(t *testing.T, js string) *Doc {
+	t.Helper()
+	var d Doc
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+// A p2p run at QoS 1: 4,000 sent on schedule, every one delivered.
+const base = `"parameters": {"qos": 1, "p99_ms": 1000},
+ "flows": [{"publishers": 20, "subscribers": 20, "fanout": 1, "subTopics": "test/{i}"}],
+ "host": {"cpus": 2}, "duration_s": 16.1, "generator": {"cpu_user_s": 0.5, "cpu_system_s": 0.2},
+ "steps": [{"target_rate": 400, "achieved_rate": 400, "missed_window": 0, "window_full": 0}]`
+
+func counts(extra string) string {
+	return `"counts": {"mqtt_connects": 40, "mqtt_publishes": 4000, "mqtt_receives": 4000` + extra + `}`
+}
+
+func TestSlowAcksWithSendsOnTimeAreTheBrokersLatencyNeverTheGenerator(t *testing.T) {
+	d := doc(t, `{`+base+`, `+counts("")+`, "passed": false,
+	 "thresholds": {"mqtt_latency_p99 value<1000": false, "mqtt_rate_shortfalls count==0": true},
+	 "latency_ms": {"pub_to_sub": {"count": 4000, "p99": 1503.2}, "puback": {"count": 4000, "p99": 1502.9},
+	  "send_lag": {"count": 4000, "p99": 1.1}}}`)
+	g := Diagnose(d)
+	if g.Cause != CauseBrokerLatency || !strings.Contains(g.Text, "PUBACK p99 1502.9 ms") ||
+		!strings.Contains(g.Text, "latency p99 1503.2 ms") {
+		t.Fatalf("got %s: %s", g.Cause, g.Text)
+	}
+	if RateVerdict(d) != nil {
+		t.Fatalf("rate verdict %q on a rate sent on schedule", *RateVerdict(d))
+	}
+}
+
+func TestLateSendsOfTheSchedulerAreTheGenerators(t *testing.T) {
+	d := doc(t, `{`+base+`, `+counts(`, "mqtt_missed_sends": 600`)+`, "passed": false,
+	 "steps": [{"target_rate": 400, "achieved_rate": 340, "missed_window": 0, "window_full": 0}],
+	 "thresholds": {"mqtt_missed_sends count==0": false}}`)
+	if g := Diagnose(d); g.Cause != CauseGenerator {
+		t.Fatalf("got %s: %s", g.Cause, g.Text)
+	}
+	if v := RateVerdict(d); v == nil || !strings.Contains(*v, "600 messages") {
+		t.Fatalf("rate verdict %v", v)
+	}
+}
+
+func TestAStepIsReachedAtTheRateReachedShare(t *testing.T) {
+	at := Step{TargetRate: 1000, AchievedRate: 1000 * RateReached}
+	below := Step{TargetRate: 1000, AchievedRate: 1000*RateReached - 1}
+	if !Reached(at) || Reached(below) || Shortfalls([]Step{at, below, below}) != 2 {
+		t.Fatal("the 95% rule")
+	}
+}
+
+func TestOutOfOrderDeliveriesAreNamedWithCountShareAndSection(t *testing.T) {
+	d := doc(t, `{`+base+`, `+counts(`, "mqtt_out_of_order": 40`)+`, "passed": true, "thresholds": {}}`)
+	o := Order(d)
+	if !o.Judged || o.Share != 0.01 || !strings.Contains(o.Text, "40 of 4000 deliveries (1.000%)") ||
+		!strings.Contains(o.Text, "section 4.6") {
+		t.Fatalf("%+v", o)
+	}
+	if g := Diagnose(d); g.Cause != CauseNone || !strings.Contains(g.Text, "violated message ordering") {
+		t.Fatalf("got %s: %s", g.Cause, g.Text)
+	}
+}
+
+func TestStrictOrderMakesAnOrderingViolationTheCause(t *testing.T) {
+	d := doc(t, `{`+base+`, `+counts(`, "mqtt_out_of_order": 3`)+`, "passed": false,
+	 "thresholds": {"mqtt_out_of_order count==0": false}}`)
+	if g := Diagnose(d); g.Cause != CauseBrokerOrdering || !strings.Contains(g.Text, "STRICT_ORDER") {
+		t.Fatalf("got %s: %s", g.Cause, g.Text)
+	}
+}
+
+func TestOrderIsNotJudgedAtQoS0NorOnSharedSubscriptions(t *testing.T) {
+	qos0 := doc(t, `{`+strings.Replace(base, `"qos": 1`, `"qos": 0`, 1)+`, `+counts(`, "mqtt_out_of_order": 5`)+`}`)
+	shared := doc(t, `{`+strings.Replace(base, `"test/{i}"`, `["$share/g/test/#"]`, 1)+`, `+
+		counts(`, "mqtt_out_of_order": 5`)+`}`)
+	for _, d := range []*Doc{qos0, shared} {
+		if o := Order(d); o.Judged || o.Text != "" || o.Why == "" {
+			t.Fatalf("%+v", o)
+		}
+		if g := Diagnose(d); strings.Contains(g.Text, "ordering") {
+			t.Fatalf("named: %s", g.Text)
+		}
+	}
+}
+
+func TestAnInOrderRunSaysNothingOfOrdering(t *testing.T) {
+	d := doc(t, `{`+base+`, `+counts(`, "mqtt_out_of_order": 0`)+`, "passed": true, "thresholds": {}}`)
+	if o := Order(d); !o.Judged || o.Text != "" {
+		t.Fatalf("%+v", o)
+	}
+	if g := Diagnose(d); strings.Contains(g.Text, "order") {
+		t.Fatalf("named: %s", g.Text)
+	}
+}
+
+func TestThePolicyNamesEveryCauseOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Current().Causes {
+		if seen[c] {
+			t.Fatalf("%s twice", c)
+		}
+		seen[c] = true
+	}
+	if Current().RateReached != RateReached {
+		t.Fatal("policy")
+	}
+}

@@ -1,0 +1,91 @@
+"""Ordering is a verdict: a broker that delivers a topic's QoS 1 messages out
+of order (the test-only mochi-mqtt program k6/extension/internal/testbroker
+with -reorder-every, standing in for NanoMQ 0.23.10, which did so at 20,000
+msg/s) is named in the summary, the result's ordering and diagnosis, and the
+report; STRICT_ORDER=true fails the run on it; a run in order says nothing."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, loopback_port, run_k6, wait_until
+from test_scenarios import SCENARIOS, mosquitto
+from test_shared_probe import listening
+
+# p2p at QoS 1, at a rate this machine sustains beside the broker.
+LOAD = {"QOS": "1", "PUBLISHERS": "10", "SUBSCRIBERS": "10", "RATE": "5000", "DURATION": "4s", "P99_MS": "1000"}
+
+
+@pytest.fixture(scope="module")
+def reordering_broker(tmp_path_factory):
+    binary = tmp_path_factory.mktemp("testbroker") / "testbroker"
+    subprocess.run(
+        ["go", "build", "-o", str(binary), "./internal/testbroker/cmd/testbroker"],
+        cwd=ROOT / "k6/extension",
+        check=True,
+    )
+    port = loopback_port(11880)
+    proc = subprocess.Popen([str(binary), "-port", str(port), "-reorder-every", "50"])
+    try:
+        assert wait_until(lambda: listening(port), timeout=10), "testbroker did not start"
+        yield f"mqtt://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def run(k6_bin, tmp_path, url, **env):
+    run_id = f"order-{int(time.time() * 1000)}"
+    full = {**LOAD, "MQTT_URL": url, "RESULTS_DIR": str(tmp_path), "RUN_ID": run_id, **env}
+    p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=full, timeout=180)
+    f = Path(tmp_path) / f"{run_id}.json"
+    return p, (json.loads(f.read_text()) if f.exists() else None)
+
+
+def report(tmp_path, run_id):
+    rep = subprocess.run(
+        [sys.executable, "-m", "report", run_id, "--results", str(tmp_path), "--out", str(tmp_path), "--no-influx"],
+        cwd=ROOT / "scripts",
+        text=True,
+        capture_output=True,
+    )
+    assert rep.returncode == 0, rep.stderr
+    return (tmp_path / run_id / "report.md").read_text()
+
+
+def test_a_broker_that_delivers_out_of_order_is_named_and_strict_order_fails_the_run(
+    k6_bin, tmp_path, reordering_broker
+):
+    p, r = run(k6_bin, tmp_path, reordering_broker)
+    c = r["counts"]
+    assert c["mqtt_lost"] == 0 and c["mqtt_receives"] == c["mqtt_publishes"] > 0, c
+    n = c["mqtt_out_of_order"]
+    assert n > 0, c
+    o = r["ordering"]
+    assert o["judged"] and o["out_of_order"] == n and o["share"] == round(n / c["mqtt_receives"], 6), o
+    # Named, but not failing: the run did not ask for strict order.
+    assert p.returncode == 0 and r["passed"], (p.stdout + p.stderr)[-3000:]
+    said = f"{n} of {c['mqtt_receives']} deliveries"
+    assert "section 4.6" in o["text"] and said in o["text"], o
+    assert f"ordering      The broker violated message ordering: {said}" in p.stdout, p.stdout
+    assert said in r["diagnosis"]["text"] and r["diagnosis"]["cause"] == "none", r["diagnosis"]
+    assert said in report(tmp_path, r["run_id"])
+    # Asked for, strict order fails the run with the ordering as its cause.
+    p, r = run(k6_bin, tmp_path, reordering_broker, STRICT_ORDER="true")
+    assert p.returncode == 99 and not r["passed"], (p.stdout + p.stderr)[-3000:]
+    assert r["thresholds"]["mqtt_out_of_order count==0"] is False
+    d = r["diagnosis"]
+    assert d["cause"] == "broker_ordering" and "STRICT_ORDER=true" in d["text"], d
+
+
+def test_a_run_delivered_in_order_says_nothing_about_ordering(k6_bin, tmp_path):
+    port = loopback_port(11881)
+    with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n") as url:
+        p, r = run(k6_bin, tmp_path, url, STRICT_ORDER="true", RATE="2000")
+    assert p.returncode == 0 and r["passed"], (p.stdout + p.stderr)[-3000:]
+    assert r["counts"]["mqtt_out_of_order"] == 0 and r["ordering"]["judged"] and "text" not in r["ordering"]
+    assert "ordering" not in p.stdout and "order" not in r["diagnosis"]["text"], r["diagnosis"]
