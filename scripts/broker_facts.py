@@ -52,6 +52,21 @@ def markdown(facts):
     ]
     for c in facts["changes"]:
         lines.append("| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |")
+    lines += ["", "Auth and security, each tried by the conformance suite (`tests/conformance`):", ""]
+    lines += ["| claim | tried | answer |", "|---|---|---|"]
+    for c in facts["claims"]:
+        tried = c.get("mqtt") or c["http"]
+        if c.get("auth"):
+            tried += f" as `{c['auth'][0]}` / `{c['auth'][1]}`"
+        elif c.get("body"):
+            tried += f" `{c['body']}`"
+        else:
+            tried += " with no credentials"
+        lines.append(f"| {cell(c['claim'])} | {cell(tried)} | {c['expect']} |")
+    explained = facts["startup"]["explained"]
+    head = f"Start-up lines at error level (`{facts['startup']['error']}`) this config prints:"
+    lines += ["", head + ("" if explained else " none.")]
+    lines += [f"- `{e['line']}`: {e['why']}" for e in explained]
     return "\n".join(lines)
 
 

@@ -1,8 +1,12 @@
 """Fixtures that run the real native stack (influxd, Telegraf, node_exporter,
 Mosquitto) and the real k6 build, on test ports, in a throw-away state dir."""
 
+import contextlib
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -11,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import requests
+
+from mqtt_wire import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 # The scripts' Python modules (report, broker_facts, flux_filters) are tested
@@ -125,11 +131,17 @@ class Stack:
             timeout=30,
         )
         r.raise_for_status()
-        rows = [line.split(",") for line in r.text.splitlines() if line.strip()]
-        if not rows:
-            return []
-        header = rows[0]
-        return [dict(zip(header, row, strict=False)) for row in rows[1:] if row != header]
+        # Tables of another schema (other tag columns) start after a blank
+        # line with a header of their own.
+        out, header = [], None
+        for line in r.text.splitlines():
+            if not line.strip():
+                header = None
+            elif header is None:
+                header = line.split(",")
+            else:
+                out.append(dict(zip(header, line.split(","), strict=False)))
+        return out
 
     def influxql(self, query):
         r = requests.get(
@@ -188,6 +200,34 @@ def run_scenario_to_influx(stack, k6_bin, scenario, run_id, results_dir, **env):
         out=stack.k6_out,
         env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.2", "RESULTS_DIR": str(results_dir), **env},
     )
+
+
+@contextlib.contextmanager
+def project_mosquitto(tmp):
+    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its listener
+    moved to a free loopback port (as scripts/stack.sh does), logging to
+    tmp/mosquitto.log; yields (port, log path)."""
+    assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
+    port = free_port()
+    conf = (ROOT / "brokers/mosquitto/mosquitto.conf").read_text()
+    text, n = re.subn(r"^listener .*$", f"listener {port} 127.0.0.1", conf, flags=re.M)
+    assert n == 1
+    (tmp / "mosquitto.conf").write_text(text)
+    log = tmp / "mosquitto.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(["mosquitto", "-c", str(tmp / "mosquitto.conf")], stdout=out, stderr=out)
+    try:
+
+        def up():
+            assert proc.poll() is None, log.read_text()
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(up, timeout=10)
+        yield port, log
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 class ConnectionCounter:

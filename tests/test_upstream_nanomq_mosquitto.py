@@ -11,16 +11,13 @@ subscriptions) is checked for real, on a free loopback port."""
 
 import json
 import re
-import shutil
-import socket
-import struct
 import subprocess
-import time
 import tomllib
 
 import pytest
 
-from conftest import ROOT, wait_until
+from conftest import ROOT, project_mosquitto
+from mqtt_wire import Client, connack_properties
 
 # Where each fact was read. The nng submodule of nanomq 0.23.10 is pinned at
 # NanoNNG aa549c2db39d; the official eclipse-mosquitto 2.0.x images are
@@ -124,15 +121,6 @@ NANOMQ_ENV = {
 # Our own variables of that prefix (the image pin, the published port, Telegraf's).
 PROJECT_NANOMQ_VARS = {"NANOMQ_IMAGE", "NANOMQ_HTTP_PORT", "NANOMQ_METRICS_URL", "NANOMQ_HTTP_USERNAME",
                        "NANOMQ_HTTP_PASSWORD"}  # fmt: skip
-# rest_api.c compose_metrics: every series GET /api/v4/prometheus returns.
-NANOMQ_SERIES = {
-    f"nanomq_{s}"
-    for s in (
-        "connections_count connections_max sessions_count sessions_max topics_count topics_max subscribers_count "
-        "subscribers_max messages_received messages_sent messages_dropped memory_usage memory_usage_max cpu_usage "
-        "cpu_usage_max"
-    ).split()
-}
 NANOMQ_IMAGE_ENTRYPOINT = "/usr/bin/docker-entrypoint.sh"
 
 
@@ -187,12 +175,6 @@ def check_metrics_endpoint():
     assert f'username = "${{NANOMQ_HTTP_USERNAME:-{NANOMQ["http_server.username"]}}}"' in TELEGRAF_NANOMQ
 
 
-def check_series():
-    series = set(facts("nanomq")["metrics"]["series"])
-    assert series <= NANOMQ_SERIES, sorted(series - NANOMQ_SERIES)
-    assert 'namepass = ["nanomq_*"]' in TELEGRAF_NANOMQ
-
-
 def check_defaults_claimed():
     rows = {c["setting"]: c["default"] for c in facts("nanomq")["changes"]}
     assert rows["`mqtt.max_mqueue_len`"].startswith("20480 built in (2048 in the image's own")
@@ -229,8 +211,6 @@ NANOMQ_FACTS = [
      f"read_env_conf; {NMQ} nanomq/apps/broker.c broker_start (env after the file)", check_env_names),
     ("prometheus_at_api_v4", f"{NMQ} nanomq/include/rest_api.h REST_URI_ROOT; nanomq/rest_api.c process_request, "
      "get_prometheus; nanomq/include/web_server.h HTTP_DEFAULT_ADDR 0.0.0.0", check_metrics_endpoint),
-    ("series_exist", f"{NMQ} nanomq/rest_api.c compose_metrics; docs/en_US/api/v4.md (GET /api/v4/prometheus)",
-     check_series),
     ("defaults_we_claim", f"{NNG} src/supplemental/nanolib/conf.c conf_init, conf_log_init, conf_http_server_init; "
      f"{NMQ} etc/nanomq.conf (the image's /etc/nanomq.conf)", check_defaults_claimed),
 ]  # fmt: skip
@@ -381,137 +361,11 @@ def test_every_fact_is_cited_and_distinct():
 # ---- Debian's Mosquitto, for real ------------------------------------------
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def mosquitto(tmp_path_factory):
-    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its listener
-    moved to a free loopback port (as scripts/stack.sh does); yields the port."""
-    assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
-    port = free_port()
-    tmp = tmp_path_factory.mktemp("mosquitto")
-    text, n = re.subn(r"^listener .*$", f"listener {port} 127.0.0.1", MOSQUITTO_CONF, flags=re.M)
-    assert n == 1
-    (tmp / "mosquitto.conf").write_text(text)
-    with (tmp / "mosquitto.log").open("w") as log:
-        proc = subprocess.Popen(["mosquitto", "-c", str(tmp / "mosquitto.conf")], stdout=log, stderr=log)
-    try:
-
-        def up():
-            assert proc.poll() is None, (tmp / "mosquitto.log").read_text()
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        assert wait_until(up, timeout=10)
+    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf; yields the port."""
+    with project_mosquitto(tmp_path_factory.mktemp("mosquitto")) as (port, _):
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-class Client:
-    """Just enough MQTT 5 over a socket to see what the broker does."""
-
-    def __init__(self, port, client_id):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.send(0x10, b"\x00\x04MQTT\x05\x02\x00\x3c\x00" + utf8(client_id))  # clean start, keepalive 60
-        kind, self.connack = self.read()
-        assert kind == 0x20 and self.connack[1] == 0, self.connack
-
-    def send(self, header, body):
-        self.sock.sendall(bytes([header]) + varint(len(body)) + body)
-
-    def recv(self, n):
-        data = b""
-        while len(data) < n:
-            chunk = self.sock.recv(n - len(data))
-            assert chunk, "connection closed"
-            data += chunk
-        return data
-
-    def read(self):
-        """(packet type, body) of the next packet."""
-        header, length, shift = self.recv(1)[0], 0, 0
-        while True:
-            b = self.recv(1)[0]
-            length |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return header & 0xF0, self.recv(length)
-
-    def subscribe(self, topic):
-        self.send(0x82, b"\x00\x01\x00" + utf8(topic) + b"\x00")  # packet id 1, no properties, QoS 0
-        kind, body = self.read()
-        assert kind == 0x90 and body[-1] == 0, body
-
-    def publish_qos1(self, topic, payload, packet_id):
-        self.send(0x32, utf8(topic) + struct.pack(">H", packet_id) + b"\x00" + payload)
-        kind, body = self.read()
-        assert kind == 0x40 and body[:2] == struct.pack(">H", packet_id), body
-
-    def messages(self, seconds, enough=lambda got: False):
-        """(topic, payload) of each QoS 0 PUBLISH received within seconds, or until enough(them)."""
-        got, deadline = [], time.time() + seconds
-        while (left := deadline - time.time()) > 0 and not enough(got):
-            self.sock.settimeout(left)
-            try:
-                kind, body = self.read()
-            except TimeoutError:
-                break
-            if kind == 0x30:
-                n = struct.unpack(">H", body[:2])[0]
-                props, i = read_varint(body, 2 + n)
-                got.append((body[2 : 2 + n].decode(), body[i + props :]))
-        return got
-
-    def close(self):
-        self.send(0xE0, b"\x00")
-        self.sock.close()
-
-
-def utf8(s):
-    return struct.pack(">H", len(s)) + s.encode()
-
-
-def varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def read_varint(data, i):
-    value, shift = 0, 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, i
-
-
-def connack_properties(body):
-    """The fixed-size CONNACK properties: {identifier: value} (strings skipped)."""
-    length, i = read_varint(body, 2)
-    end, props = i + length, {}
-    sizes = {0x11: 4, 0x13: 2, 0x21: 2, 0x22: 2, 0x24: 1, 0x25: 1, 0x27: 4, 0x28: 1, 0x29: 1, 0x2A: 1}
-    while i < end:
-        ident = body[i]
-        i += 1
-        if ident in sizes:
-            props[ident] = int.from_bytes(body[i : i + sizes[ident]], "big")
-            i += sizes[ident]
-        else:  # a string, or a user property (two strings)
-            for _ in range(2 if ident == 0x26 else 1):
-                i += 2 + struct.unpack(">H", body[i : i + 2])[0]
-    return props
 
 
 def config_value(option):

@@ -1,0 +1,72 @@
+"""A broker's own message counters (the [counters] table of
+brokers/<name>/broker.toml) and what a run should have moved them by, so
+that k6's counts are checked against the broker's, offsets computed from
+the facts rather than waved through. Used by tests/test_broker_captures.py
+(the real brokers' recorded answers) and tests/conformance (a live broker)."""
+
+import re
+import subprocess
+
+import broker_facts
+
+# A sample line of the Prometheus text format: name, optional {labels}, value.
+SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def counters(name):
+    """broker.toml's [counters] of one broker: key -> series, plus the
+    per-connection offsets (received_per_connection, ...)."""
+    facts = broker_facts.load(name)
+    if facts is None or "counters" not in facts:
+        raise ValueError(f"brokers/{name}/broker.toml has no [counters] table")
+    return facts["counters"]
+
+
+def keys(name):
+    """The counter keys a broker has: received, sent, and where it counts
+    them, dropped and connects."""
+    return [k for k in ("received", "sent", "dropped", "connects") if k in counters(name)]
+
+
+def expected(name, publishes, receives, connections):
+    """By how much a run of `publishes` PUBLISH packets sent, `receives`
+    delivered and `connections` connections opened (and closed) moves each
+    counter of the broker."""
+    c = counters(name)
+    base = {"received": publishes, "sent": receives, "dropped": 0, "connects": connections}
+    return {k: base[k] + c.get(f"{k}_per_connection", 0) * connections for k in keys(name)}
+
+
+def prometheus_sums(text):
+    """Series name -> value summed over its label sets (VerneMQ's counters
+    come as one series per MQTT version), from a Prometheus exposition."""
+    sums = {}
+    for line in text.splitlines():
+        m = SAMPLE.match(line)
+        if m:
+            sums[m.group(1)] = sums.get(m.group(1), 0.0) + float(m.group(3))
+    return sums
+
+
+def from_prometheus(name, text):
+    """The broker's counters (key -> value) in one exposition of its metrics."""
+    c, sums = counters(name), prometheus_sums(text)
+    missing = [c[k] for k in keys(name) if c[k] not in sums]
+    if missing:
+        raise ValueError(f"{name}: the exposition has no {', '.join(missing)}")
+    return {k: sums[c[k]] for k in keys(name)}
+
+
+def from_sys(name, host, port, timeout=10):
+    """Mosquitto's counters from its retained $SYS topics (as last
+    published: wait a sys_interval after the traffic). Returns (counters,
+    messages): the $SYS messages this read made the broker send, which its
+    `sent` counter counts too."""
+    c = counters(name)
+    topics = [c[k] for k in keys(name)]
+    args = ["mosquitto_sub", "-h", host, "-p", str(port), "-v", "-C", str(len(topics)), "-W", str(timeout)]
+    for t in topics:
+        args += ["-t", t]
+    out = subprocess.run(args, text=True, capture_output=True, timeout=timeout + 5, check=True).stdout
+    values = dict(line.split(" ", 1) for line in out.splitlines())
+    return {k: float(values[c[k]]) for k in keys(name)}, len(topics)

@@ -1,0 +1,116 @@
+"""Just enough MQTT 5 over a socket to see what a broker does, byte for
+byte: a CONNECT and its CONNACK's properties, SUBSCRIBE, QoS 0/1 PUBLISH."""
+
+import socket
+import struct
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    """Just enough MQTT 5 over a socket to see what the broker does."""
+
+    def __init__(self, port, client_id, host="127.0.0.1", accepted=True):
+        """A clean-start MQTT 5 CONNECT with no credentials; with accepted,
+        asserts the CONNACK's reason code is 0 (else see self.connack)."""
+        self.sock = socket.create_connection((host, port), timeout=5)
+        self.send(0x10, b"\x00\x04MQTT\x05\x02\x00\x3c\x00" + utf8(client_id))  # clean start, keepalive 60
+        kind, self.connack = self.read()
+        assert kind == 0x20, (kind, self.connack)
+        assert self.connack[1] == 0 or not accepted, self.connack
+
+    def send(self, header, body):
+        self.sock.sendall(bytes([header]) + varint(len(body)) + body)
+
+    def recv(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            assert chunk, "connection closed"
+            data += chunk
+        return data
+
+    def read(self):
+        """(packet type, body) of the next packet."""
+        header, length, shift = self.recv(1)[0], 0, 0
+        while True:
+            b = self.recv(1)[0]
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return header & 0xF0, self.recv(length)
+
+    def subscribe(self, topic):
+        self.send(0x82, b"\x00\x01\x00" + utf8(topic) + b"\x00")  # packet id 1, no properties, QoS 0
+        kind, body = self.read()
+        assert kind == 0x90 and body[-1] == 0, body
+
+    def publish_qos1(self, topic, payload, packet_id):
+        self.send(0x32, utf8(topic) + struct.pack(">H", packet_id) + b"\x00" + payload)
+        kind, body = self.read()
+        assert kind == 0x40 and body[:2] == struct.pack(">H", packet_id), body
+
+    def messages(self, seconds, enough=lambda got: False):
+        """(topic, payload) of each QoS 0 PUBLISH received within seconds, or until enough(them)."""
+        got, deadline = [], time.time() + seconds
+        while (left := deadline - time.time()) > 0 and not enough(got):
+            self.sock.settimeout(left)
+            try:
+                kind, body = self.read()
+            except TimeoutError:
+                break
+            if kind == 0x30:
+                n = struct.unpack(">H", body[:2])[0]
+                props, i = read_varint(body, 2 + n)
+                got.append((body[2 : 2 + n].decode(), body[i + props :]))
+        return got
+
+    def close(self):
+        self.send(0xE0, b"\x00")
+        self.sock.close()
+
+
+def utf8(s):
+    return struct.pack(">H", len(s)) + s.encode()
+
+
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def read_varint(data, i):
+    value, shift = 0, 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
+
+
+def connack_properties(body):
+    """The fixed-size CONNACK properties: {identifier: value} (strings skipped)."""
+    length, i = read_varint(body, 2)
+    end, props = i + length, {}
+    sizes = {0x11: 4, 0x13: 2, 0x21: 2, 0x22: 2, 0x24: 1, 0x25: 1, 0x27: 4, 0x28: 1, 0x29: 1, 0x2A: 1}
+    while i < end:
+        ident = body[i]
+        i += 1
+        if ident in sizes:
+            props[ident] = int.from_bytes(body[i : i + sizes[ident]], "big")
+            i += sizes[ident]
+        else:  # a string, or a user property (two strings)
+            for _ in range(2 if ident == 0x26 else 1):
+                i += 2 + struct.unpack(">H", body[i : i + 2])[0]
+    return props
