@@ -181,9 +181,9 @@ def test_a_broker_with_slow_acks_is_limited_by_latency_never_the_generator(tmp_p
     # at 200 msg/s and 2.5 s at 400 (Mosquitto's inflight limits queue what
     # waits for the subscribers' acks), while the generator sends every
     # rate on time. A bound of 2.3 s falls between.
-    port = loopback_port(11898)
+    port = loopback_port(11963)
     with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n"):
-        with DelayProxy(port, 1.5, listen_port=loopback_port(11899), to_client_only=True) as proxy:
+        with DelayProxy(port, 1.5, listen_port=loopback_port(11964), to_client_only=True) as proxy:
             r, c = capacity(
                 None,
                 tmp_path,

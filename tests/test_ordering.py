@@ -28,7 +28,7 @@ def reordering_broker(tmp_path_factory):
         cwd=ROOT / "k6/extension",
         check=True,
     )
-    port = loopback_port(11880)
+    port = loopback_port(11965)
     proc = subprocess.Popen([str(binary), "-port", str(port), "-reorder-every", "50"])
     try:
         assert wait_until(lambda: listening(port), timeout=10), "testbroker did not start"
@@ -83,7 +83,7 @@ def test_a_broker_that_delivers_out_of_order_is_named_and_strict_order_fails_the
 
 
 def test_a_run_delivered_in_order_says_nothing_about_ordering(k6_bin, tmp_path):
-    port = loopback_port(11881)
+    port = loopback_port(11966)
     with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n") as url:
         p, r = run(k6_bin, tmp_path, url, STRICT_ORDER="true", RATE="2000")
     assert p.returncode == 0 and r["passed"], (p.stdout + p.stderr)[-3000:]

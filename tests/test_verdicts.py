@@ -191,9 +191,9 @@ SLOW_ACKS = {"QOS": "1", "PUBLISHERS": "20", "SUBSCRIBERS": "20", "RATE": "400",
 def test_a_broker_slow_to_acknowledge_is_named_latency_never_the_generator(k6_bin, tmp_path):
     # Every byte from Mosquitto to the clients is held 1.5 s: PUBACKs and
     # deliveries are late, while every message leaves on time.
-    port = loopback_port(11895)
+    port = loopback_port(11960)
     with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n"):
-        with DelayProxy(port, 1.5, listen_port=loopback_port(11896), to_client_only=True) as proxy:
+        with DelayProxy(port, 1.5, listen_port=loopback_port(11961), to_client_only=True) as proxy:
             url = f"mqtt://127.0.0.1:{proxy.listen_port}"
             p, r = run(k6_bin, tmp_path, "p2p", url, P99_MS="5000", **SLOW_ACKS)
             p2, r2 = run(k6_bin, tmp_path, "p2p", url, P99_MS="1000", **{**SLOW_ACKS, "DURATION": "5s"})
@@ -224,7 +224,7 @@ def test_a_generator_throttled_to_a_sliver_of_a_core_is_named_against_a_fast_bro
     wrapper = tmp_path / "k6-throttled"
     wrapper.write_text(f'#!/bin/sh\nexec {throttled_k6} {k6_bin} "$@"\n')
     wrapper.chmod(0o755)
-    port = loopback_port(11897)
+    port = loopback_port(11962)
     with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n") as url:
         p, r = run(str(wrapper), tmp_path, "p2p", url, **{**SLOW_ACKS, "RATE": "5000", "DURATION": "5s"})
     assert p.returncode == 99, (p.stdout + p.stderr)[-3000:]

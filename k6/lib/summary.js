@@ -1,7 +1,8 @@
 // handleSummary: one self-describing result file per run (parameters,
 // versions, host, thresholds, counts, latency quantiles, steps and the
-// per-second timeline) and a compact text summary. Reports read only these
-// files and InfluxDB.
+// per-second timeline) and a compact text summary. This gathers what the
+// run measured; the extension writes the file (its type, its verdicts:
+// k6/extension/result). Reports read only these files and InfluxDB.
 import mqtt from 'k6/x/mqtt';
 
 const latencyKinds = {
@@ -56,9 +57,7 @@ export function result(data, p, flows) {
   const seg = mqtt.segment();
   const completed = notes.completed === true;
   const r = {
-    // One instance of several writes a part of the run, which only a merge
-    // (k6 x mqtt-merge) turns into a result.
-    schema: seg.count > 1 ? 'mqtt-bench/result-instance/v1' : 'mqtt-bench/result/v1',
+    schema: null, // the extension's to set (k6/extension/result)
     run_id: setup.run_id,
     scenario: p.scenario,
     broker: p.broker,
@@ -91,11 +90,6 @@ export function result(data, p, flows) {
     histograms: mqtt.histograms(),
     streams: mqtt.streams(),
   };
-  // Every verdict is the extension's (k6/extension/verdict), as the merge's
-  // is: judged on the document without its bulk (timeline, histograms,
-  // streams), which no verdict reads.
-  const { timeline, histograms, streams, ...doc } = r;
-  Object.assign(r, mqtt.verdicts(doc));
   return r;
 }
 
@@ -156,9 +150,12 @@ export function summary(data, p, flows) {
   if (!(data.setup_data && data.setup_data.run_id)) {
     return { stdout: `\nmqtt-bench ${p.scenario}: the run did not start (setup failed); no result file written\n` };
   }
-  const r = result(data, p, flows);
+  // The file is the extension's: the one result type the merge writes too
+  // (k6/extension/result), with every verdict judged there.
+  const file = mqtt.resultFile(result(data, p, flows));
+  const r = JSON.parse(file);
   return {
-    [`${p.results_dir}/${r.run_id}${instanceSuffix(r.instance)}.json`]: JSON.stringify(r, null, 1),
+    [`${p.results_dir}/${r.run_id}${instanceSuffix(r.instance)}.json`]: file,
     stdout: text(r),
   };
 }

@@ -2,9 +2,15 @@
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
+import jsonschema
+
 SCHEMA = "mqtt-bench/result/v1"
+# The result file's JSON Schema, generated from the Go type that writes
+# every result (k6/extension/result; scripts/result_schema.py).
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "k6/extension/result/result.schema.json"
 
 
 class MissingData(Exception):
@@ -34,6 +40,7 @@ class Run:
     data: dict
 
     def __post_init__(self):
+        validate(self.data, self.path)
         self.data["timeline"] = [
             {OLD_TIMELINE_KEYS.get(k, k): v for k, v in row.items()} for row in self.data.get("timeline") or []
         ]
@@ -60,6 +67,25 @@ class Run:
         if tl:
             return tl[0]["t"] - 1000, tl[-1]["t"]
         raise MissingData(f"run {self.run_id}: the result file has neither steps nor a timeline")
+
+
+@cache
+def _validator():
+    schema = json.loads(SCHEMA_FILE.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate(data, where):
+    """Reads a result file against the committed schema. Files written before
+    results carried their `policy` (and the schema existed) are read as they are."""
+    if "policy" not in data:
+        return
+    err = next(iter(sorted(_validator().iter_errors(data), key=lambda e: e.json_path)), None)
+    if err is not None:
+        raise MissingData(
+            f"{where} is not a valid result file ({SCHEMA_FILE.relative_to(SCHEMA_FILE.parents[3])}): "
+            f"{err.json_path}: {err.message}"
+        )
 
 
 def instance_dirs(results_dirs, run_id):

@@ -16,6 +16,7 @@ import (
 	"go.k6.io/k6/errext"
 	"go.k6.io/k6/errext/exitcodes"
 
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
@@ -23,9 +24,9 @@ import (
 // directory: a claim while an instance runs (or after it died), its result
 // once k6's handleSummary has written it.
 const (
-	InstanceSchema = "mqtt-bench/result-instance/v1"
-	ClaimSchema    = "mqtt-bench/result-claim/v1"
-	ResultSchema   = "mqtt-bench/result/v1"
+	InstanceSchema = result.InstanceSchema
+	ClaimSchema    = result.ClaimSchema
+	ResultSchema   = result.ResultSchema
 )
 
 // segFile is an instance file's name: <run id>.seg-<i>-of-<n>.json, i being

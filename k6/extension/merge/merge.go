@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
@@ -22,6 +23,8 @@ import (
 // (instances, missing instances, clocks).
 type Result struct {
 	RunHead
+	// Completed: every instance ran to its planned end.
+	Completed        bool                       `json:"completed"`
 	Incomplete       bool                       `json:"incomplete"`
 	MissingInstances []string                   `json:"missing_instances"`
 	Parameters       map[string]any             `json:"parameters"`
@@ -36,6 +39,7 @@ type Result struct {
 	LatencyMs        map[string]load.Stats      `json:"latency_ms"`
 	Histograms       map[string]string          `json:"histograms"`
 	Delivery         map[string]FlowDelivery    `json:"delivery"`
+	Connect          map[string]map[string]any  `json:"connect"`
 	Steps            []map[string]any           `json:"steps"`
 	Outages          []map[string]any           `json:"outages"`
 	WithoutSamples   []string                   `json:"without_samples"`
@@ -126,6 +130,8 @@ func Merge(dir, runID string) (*Result, error) {
 		MergedAt: time.Now().UTC().Format(time.RFC3339),
 	}
 	r.Incomplete = len(r.MissingInstances) > 0
+	r.Completed = !r.Incomplete
+	r.Connect = mergeConnect(ins)
 	r.times(ins)
 	r.instances(ins)
 	r.clock(ins)
@@ -331,7 +337,12 @@ func (r *Result) Write(dir string) error {
 	if err := checkTarget(path); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", " ")
+	// Through the one result type, as a single run's summary writes it.
+	doc, err := result.Decode(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	b, err := doc.Encode()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -339,7 +350,7 @@ func (r *Result) Write(dir string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("--dir %s: the merged result cannot be written (%v): make it writable", dir, err))
 	}
-	_, err = tmp.Write(append(b, '\n'))
+	_, err = tmp.Write(b)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -354,4 +365,40 @@ func (r *Result) Write(dir string) error {
 		return badInput(fmt.Errorf("%s cannot be written (%v): make --dir %s writable", path, err, dir))
 	}
 	return nil
+}
+
+// mergeConnect is each group's connect() over the instances, by role and
+// flow: the connections opened and failed in all, over the longest ramp
+// (the instances ramp side by side), so that the connection rate of the
+// merged run is what its instances achieved together.
+func mergeConnect(ins []*instance) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, in := range ins {
+		var notes map[string]map[string]any
+		if len(in.Connect) == 0 || json.Unmarshal(in.Connect, &notes) != nil {
+			continue
+		}
+		for key, n := range notes {
+			if n == nil {
+				continue
+			}
+			m := out[key]
+			if m == nil {
+				m = map[string]any{"connected": 0.0, "failed": 0.0, "seconds": 0.0}
+				out[key] = m
+			}
+			for k, v := range n {
+				x, isNum := v.(float64)
+				switch {
+				case k == "connected" || k == "failed":
+					m[k] = m[k].(float64) + x
+				case k == "seconds":
+					m[k] = max(m[k].(float64), x)
+				case m[k] == nil && (!isNum || x != 0):
+					m[k] = v // the first instance's (an error, the shared-subscription check)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -82,7 +82,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"share":             mi.share,
 		"histograms":        mi.histograms,
 		"streams":           mi.root.run.Streams,
-		"verdicts":          mi.verdicts,
+		"resultFile":        mi.resultFile,
 		"rateShortfalls":    mi.rateShortfalls,
 	}}
 }

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // ClaimSchema marks a result file that is reserved but not written yet: the
 // run is going on, or it died before its summary (reports skip it).
-const ClaimSchema = "mqtt-bench/result-claim/v1"
+const ClaimSchema = result.ClaimSchema
 
 // claimResult reserves dir/<runID><suffix>.json before any load, by
 // creating it exclusively (suffix: "" for a test in one instance, else the

@@ -6,52 +6,45 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
-// verdicts judges a run's result document (k6/lib/summary.js assembles it)
-// by the verdict package's rules, the same the merge applies: its rate
-// verdict, its ordering, its diagnosis and the policy they follow.
-func (mi *ModuleInstance) verdicts(v sobek.Value) map[string]any {
-	var d verdict.Doc
-	if err := decode(v, &d); err != nil {
-		common.Throw(mi.vu.Runtime(), err)
+// resultFile turns what k6/lib/summary.js gathered at the end of a run into
+// the result file's text: read into the one result type (refusing a field
+// it does not have), judged by the verdict package's rules (the merge's),
+// and encoded as the merge encodes its own.
+func (mi *ModuleInstance) resultFile(v sobek.Value) string {
+	r, err := result.Decode(exportValue(v))
+	if err == nil {
+		// One instance of several writes a part of the run, which only a
+		// merge (k6 x mqtt-merge) turns into a result.
+		r.Schema = result.ResultSchema
+		if r.Instance != nil && r.Instance.Count > 1 {
+			r.Schema = result.InstanceSchema
+		}
+		err = r.Judge()
 	}
-	v2 := map[string]any{
-		"rate_verdict": verdict.RateVerdict(&d),
-		"ordering":     verdict.Order(&d),
-		"diagnosis":    verdict.Diagnose(&d),
-		"policy":       verdict.Current(),
+	var b []byte
+	if err == nil {
+		b, err = r.Encode()
 	}
-	// Through JSON, so that the file holds what the merge's holds, field
-	// for field (names, omitted empties).
-	raw, err := json.Marshal(v2)
 	if err != nil {
 		common.Throw(mi.vu.Runtime(), err)
 	}
-	out := map[string]any{}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		common.Throw(mi.vu.Runtime(), err)
-	}
-	return out
+	return string(b)
 }
 
 // rateShortfalls counts the steps that did not reach their rate
 // (mqtt_rate_shortfalls), by verdict.Reached.
 func (mi *ModuleInstance) rateShortfalls(v sobek.Value) int {
 	var steps []verdict.Step
-	if err := decode(v, &steps); err != nil {
+	raw, err := json.Marshal(exportValue(v))
+	if err == nil {
+		err = json.Unmarshal(raw, &steps)
+	}
+	if err != nil {
 		common.Throw(mi.vu.Runtime(), err)
 	}
 	return verdict.Shortfalls(steps)
-}
-
-// decode reads a JS value into a Go type through its JSON form, as a
-// reader of the result file would.
-func decode(v sobek.Value, out any) error {
-	raw, err := json.Marshal(exportValue(v))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
 }
