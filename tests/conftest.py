@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -53,7 +52,7 @@ def dashboard_queries():
     variables and annotations."""
     for name, d in load_dashboards().items():
         for p in d["panels"]:
-            for t in p["targets"]:
+            for t in p.get("targets", []):  # a row has none
                 yield name, p["title"], t["query"]
         for v in d["templating"]["list"]:
             yield name, f"variable {v['name']}", v["query"]
@@ -62,13 +61,18 @@ def dashboard_queries():
 
 
 def broker_panel_queries(broker):
-    """(panel title, Flux query) of every Broker internals panel of one
-    broker (mosquitto, emqx, nanomq, vernemq): those whose title starts with
-    the broker's display name (brokers/<name>/broker.toml `name`)."""
-    name = tomllib.loads((ROOT / "brokers" / broker / "broker.toml").read_text())["name"]
-    for board, title, query in dashboard_queries():
-        if board == "broker-internals.json" and title.startswith(f"{name}:"):
-            yield title, query
+    """(panel title, Flux query) of every Broker internals panel that one
+    broker (mosquitto, emqx, nanomq, vernemq) fills: the panels of the row
+    repeated by the broker variable, the same for every broker (each query
+    takes the broker's own series: bind it with broker=)."""
+    assert broker in ("mosquitto", "emqx", "nanomq", "vernemq"), broker
+    in_row = False
+    for p in load_dashboards()["broker-internals.json"]["panels"]:
+        if p["type"] == "row":
+            in_row = p.get("repeat") == "broker"
+        elif in_row:
+            for t in p["targets"]:
+                yield p["title"], t["query"]
 
 
 def bind(query, start, run_id, scenario, broker="mosquitto"):

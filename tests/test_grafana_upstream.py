@@ -27,9 +27,18 @@ TOKEN_FILE = "/run/secrets/mqtt-bench/influx_token"
 
 
 def panels():
+    """Every panel but the rows."""
     for name, d in load_dashboards().items():
         for p in d["panels"]:
-            yield name, p
+            if p["type"] != "row":
+                yield name, p
+
+
+def rows():
+    for name, d in load_dashboards().items():
+        for p in d["panels"]:
+            if p["type"] == "row":
+                yield name, p
 
 
 def datasource():
@@ -68,6 +77,18 @@ def check_panel_types():
     assert used <= {"timeseries", "stat"}, used
 
 
+def check_rows():
+    for name, d in load_dashboards().items():
+        variables = {v["name"] for v in d["templating"]["list"]}
+        for r in (p for p in d["panels"] if p["type"] == "row"):
+            assert set(r) <= {"id", "type", "title", "collapsed", "repeat", "gridPos", "panels"}, (name, r["title"])
+            # Expanded: its panels are those after it in the list, up to the
+            # next row; a repeat names a variable (one copy per value).
+            assert r["collapsed"] is False and r["panels"] == [], (name, r["title"])
+            assert r.get("repeat", next(iter(variables))) in variables, (name, r["title"])
+            assert (r["gridPos"]["w"], r["gridPos"]["h"], r["gridPos"]["x"]) == (24, 1, 0), (name, r["title"])
+
+
 def check_stat_options():
     enums = {
         "colorMode": {"background", "background_solid", "none", "value"},
@@ -100,6 +121,41 @@ def check_units():
         assert p["fieldConfig"]["defaults"]["unit"] in known, (name, p["title"])
 
 
+LINE_INTERPOLATION = {"linear", "smooth", "stepAfter", "stepBefore"}
+
+
+def check_field_config():
+    for name, p in panels():
+        d = p["fieldConfig"]["defaults"]
+        assert set(d) <= {"unit", "decimals", "min", "custom", "color", "thresholds"}, (name, p["title"])
+        assert all(isinstance(d.get(k, 0), int) for k in ("decimals", "min")), (name, p["title"])
+        assert set(d.get("custom", {})) <= {"lineInterpolation"}, (name, p["title"])
+        assert d.get("custom", {}).get("lineInterpolation", "linear") in LINE_INTERPOLATION, (name, p["title"])
+        for o in p["fieldConfig"]["overrides"]:
+            assert o["matcher"]["id"] == "byName" and isinstance(o["matcher"]["options"], str), (name, p["title"])
+            for prop in o["properties"]:
+                assert prop["id"] == "custom.lineInterpolation" and prop["value"] in LINE_INTERPOLATION, p["title"]
+        if "thresholds" in d:
+            t = d["thresholds"]
+            assert d["color"] == {"mode": "thresholds"} and t["mode"] == "absolute", (name, p["title"])
+            # The first step is the base, from -Infinity (saved as null).
+            values = [s["value"] for s in t["steps"]]
+            assert values[0] is None and values[1:] == sorted(values[1:]), (name, p["title"])
+            assert all(isinstance(s["color"], str) for s in t["steps"]), (name, p["title"])
+
+
+def check_series_named_by_field():
+    # A time series' table: _time, _value and _field, its only group-key
+    # column; the backend names the value by it and keeps no label.
+    tail = '  |> keep(columns: ["_time", "_value", "_field"])\n  |> group(columns: ["_field"])'
+    for name, p in panels():
+        if p["type"] == "timeseries":
+            for t in p["targets"]:
+                q = t["query"]
+                assert q.endswith(tail) or q.rsplit("\n", 1)[1].startswith("union(tables: [b"), (name, p["title"])
+                assert q.count(tail) >= 1, (name, p["title"])
+
+
 def check_schema_version():
     for name, d in load_dashboards().items():
         assert 13 <= d["schemaVersion"] <= 41, (name, d["schemaVersion"])
@@ -107,7 +163,7 @@ def check_schema_version():
         # 42 hideFrom, 43 formatTime) would change: nothing here.
         assert isinstance(d["refresh"], str), name
         assert "time_options" not in d.get("timepicker", {}), name
-        for p in d["panels"]:
+        for _, p in panels():
             assert "custom.hideFrom" not in json.dumps(p["fieldConfig"]["overrides"]), (name, p["title"])
             assert all(t.get("id") != "formatTime" for t in p.get("transformations", [])), (name, p["title"])
 
@@ -151,8 +207,9 @@ def check_file_secret_survives_expand_env():
 
 def check_datasource_by_uid():
     for name, d in load_dashboards().items():
-        refs = [p["datasource"] for p in d["panels"]]
-        refs += [t["datasource"] for p in d["panels"] for t in p["targets"]]
+        ps = [p for p in d["panels"] if p["type"] != "row"]
+        refs = [p["datasource"] for p in ps]
+        refs += [t["datasource"] for p in ps for t in p["targets"]]
         refs += [v["datasource"] for v in d["templating"]["list"]]
         refs += [a["datasource"] for a in d["annotations"]["list"]]
         assert all(r == DS_REF for r in refs), name
@@ -268,6 +325,16 @@ FACTS = [
         check_panel_types,
     ),
     (
+        "rows_are_expanded_rows_repeated_by_a_variable",
+        f"{G}@1585a6e9 public/app/features/dashboard-scene/serialization/transformSaveModelToScene.ts "
+        "(createSceneObjectsForPanels: an expanded row owns the panels after it up to the next row; "
+        f"createRowFromPanelModel: row.repeat -> RowRepeaterBehavior); {G}@11641fb6 "
+        "public/app/features/dashboard-scene/scene/layout-default/RowRepeaterBehavior.ts (performRepeat: one row per "
+        f"value of getMultiVariableValues, a single-value variable's one value); {G}@a149a5cc "
+        "public/app/features/dashboard-scene/utils/utils.ts (getMultiVariableValues)",
+        check_rows,
+    ),
+    (
         "stat_options_match_panelcfg",
         f"{G}@57f8a8f3 public/app/plugins/panel/stat/panelcfg.cue (SingleStatBaseOptions, graphMode, colorMode, "
         f"justifyMode, textMode); {G}@00a25e37 packages/grafana-schema/src/common/common.gen.ts (ReduceDataOptions, "
@@ -284,6 +351,23 @@ FACTS = [
         f"{G}@002fa1b0 packages/grafana-data/src/valueFormats/categories.ts (short, percent, percentunit, ms, "
         "bytes, Bps)",
         check_units,
+    ),
+    (
+        "field_config_is_graph_field_config",
+        f"{G}@00a25e37 packages/grafana-schema/src/common/common.gen.ts (LineInterpolation linear, smooth, "
+        f"stepAfter, stepBefore; LineConfig.lineInterpolation in GraphFieldConfig); {G}@0853a877 "
+        "packages/grafana-data/src/types/thresholds.ts (ThresholdsConfig mode absolute, steps sorted, the first "
+        f"from -Infinity); {G}@06925c5a packages/grafana-data/src/types/fieldColor.ts (FieldColorModeId thresholds)",
+        check_field_config,
+    ),
+    (
+        "series_are_named_by_field_alone",
+        f"{G} pkg/tsdb/influxdb/flux/builder.go, the stored version with hasUsualStartStop (labels are the group "
+        "key; with _time and _value the only other columns the value is named by _field, _start and _stop "
+        f"dropped; else each column a field, `_value` with every label); {G}@90c18cd0 "
+        "pkg/tsdb/influxdb/flux/testdata/aggregate.golden.jsonc; run against InfluxDB by "
+        "tests/test_dashboard_legends.py",
+        check_series_named_by_field,
     ),
     (
         "schema_version_is_migrated_without_change",
