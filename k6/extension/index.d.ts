@@ -32,7 +32,8 @@
  */
 export as namespace mqtt;
 
-export declare enum QoS { AtMostOnce = 0, AtLeastOnce = 1, ExactlyOnce = 2 }
+/** 0 at most once, 1 at least once, 2 exactly once. */
+export declare type QoS = 0 | 1 | 2;
 
 /** A duration: "10s", "250ms", "1m30s", or milliseconds. */
 export declare type Duration = string | number;
@@ -309,22 +310,10 @@ export declare function timeline(): Array<{
  */
 export declare function outages(): Array<{ start_ms: number; end_ms: number | null; duration_s: number; max_down: number }>;
 
-/**
- * Called at the end of a test, after its groups closed, with the names of
- * its threshold metrics: returns those of the extension's metrics that never
- * had a sample (k6 would pass their thresholds on no data) and counts them
- * in mqtt_thresholds_without_samples (a 0 when there is none), so that a
- * `count==0` threshold on it fails such a run.
- */
-export declare function checkSamples(thresholdMetrics: string[]): string[];
-
-/** Of the given threshold metrics, the extension's that never had a sample (no push). */
-export declare function withoutSamples(thresholdMetrics: string[]): string[];
-
 /** The generator host: CPU model, cores, memory, kernel, OS, network sysctls. */
 export declare function host(): Record<string, unknown>;
 
-/**
+/*
  * While a test runs, the process logs one status line every 10 s (k6's log,
  * level info), whatever the number of VUs and groups:
  *
@@ -341,87 +330,14 @@ export declare function host(): Record<string, unknown>;
  * flight until its group closes, when they and the gaps left become
  * mqtt_lost. The same accounting at every QoS, QoS 0 too.
  *
- * setPlan gives the line what was planned: without it, or for an option
- * left out, the line shows only what is.
+ * (k6/lib tells the line the plan; without it the line shows only what is.)
  */
-export declare function setPlan(plan: {
-  /** The run's planned length, e.g. "2m10s" (milliseconds as a number). */
-  duration?: Duration;
-  /** Connections open at once when all are up (this process's). */
-  connections?: number;
-  /** Between status lines; at least "1s". Default "10s". */
-  status_interval?: Duration;
-  /**
-   * Instances the test is split into (segment().count). With more than one,
-   * mqtt_lost counts only the streams this instance sees whole (its own
-   * publishers, no shared subscription): the merge counts the others.
-   */
-  instances?: number;
-}): void;
-
-/**
- * This instance's place in a test split by k6's execution segments
- * (--execution-segment, --execution-segment-sequence; k6-operator passes
- * them): one instance alone is { segment: "0:1", sequence: "0,1", index: 0,
- * count: 1 }. After the init context only.
- */
-export declare function segment(): { segment: string; sequence: string; index: number; count: number };
-
-/**
- * This instance's share of n things (clients): k6's own striped scaling
- * gives the count, so that the counts of the whole sequence add up to n;
- * instances take consecutive ranges in sequence order from base.
- */
-export declare function share(n: number): { base: number; count: number };
-
-/**
- * Every whole-run latency histogram with samples, by metric stem
- * (mqtt_latency, mqtt_latency_intended, mqtt_send_lag, mqtt_connect_duration,
- * mqtt_suback_duration, mqtt_puback_duration), in HdrHistogram's V2
- * compressed base64 encoding (hdrhistogram-go's Encode): microseconds,
- * 1 µs to 1 h, 3 significant digits.
- */
-export declare function histograms(): Record<string, string>;
-
-/**
- * The delivery accounting by flow (the groups' `flow` option): publishers
- * [id, sent, rejected] and receivers [receiver, publisher, unique,
- * duplicates, out of order], a receiver being a subscriber's index or a
- * shared subscription's filter. A stream's loss is sent - rejected - unique.
- */
-export declare function streams(): Record<string, {
-  publishers: Array<[number, number, number]>;
-  receivers: Array<[string, number, number, number, number]>;
-}>;
-
-/** A process-wide note, readable in handleSummary through notes(). */
-export declare function note(key: string, value: unknown): void;
-export declare function notes(): Record<string, unknown>;
 
 export declare const version: string;
 
-/**
- * Validates a broker URL by the url option's rules (for scripts that read
- * one from the environment, before anything connects): the address to dial,
- * or the reason it is refused.
- */
 /** The options' limits (rate in msg/s per group phase, payload bytes, keep-alive seconds). */
 export declare const limits: { rate: number; payload: number; payload_min: number; keepalive: number };
 
-export declare function parseUrl(url: string): { addr: string; host: string; secure: boolean } | { error: string };
-
-/** Validates a local_address value (for scripts that read one from the environment). */
-export declare function parseLocalAddress(value: string): { addresses: string[] } | { error: string };
-
-/**
- * Reserves `<dir>/<runId><suffix>.json` for the run's result by creating it exclusively (throws when it
- * exists: a result file is never overwritten). suffix: "" for a test in one instance, else the instance's
- * (".seg-2-of-4"). Returns its path; handleSummary then writes the result there.
- */
-export declare function claimResult(dir: string, runId: string, suffix?: string): string;
-
-/** 12 random hex digits, e.g. to make run ids unique across generator processes and hosts. */
-export declare function randomId(): string;
 
 // ---- low-level client (grafana/xk6-mqtt compatible) --------------------
 

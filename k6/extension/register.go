@@ -11,6 +11,8 @@ import (
 )
 
 func init() {
-	modules.Register("k6/x/mqtt", mqtt.New())
+	root := mqtt.New()
+	modules.Register("k6/x/mqtt", root)
+	modules.Register("k6/x/mqtt/internal", root.Internal())
 	subcommand.RegisterExtension(merge.Name, merge.NewCommand)
 }

@@ -1,7 +1,7 @@
 // Reading and validating scenario parameters from the environment. Every
 // problem stops the run in the init context, before any connection, with a
 // message naming the variable and what it accepts.
-import mqtt from 'k6/x/mqtt';
+import internal from 'k6/x/mqtt/internal';
 
 const problems = [];
 
@@ -88,7 +88,7 @@ export function duration(name, def) {
 // URL this accepts is one the groups accept.
 export function url(name, def) {
   const v = raw(name) ?? def;
-  const parsed = mqtt.parseUrl(v);
+  const parsed = internal.parseUrl(v);
   if (parsed.error) {
     fail(name, v, `${parsed.error} (expected a broker URL such as mqtt://127.0.0.1:1883)`);
     return def;
@@ -101,7 +101,7 @@ export function url(name, def) {
 export function localAddress(name) {
   const v = raw(name);
   if (v === undefined) return '';
-  const parsed = mqtt.parseLocalAddress(v);
+  const parsed = internal.parseLocalAddress(v);
   if (parsed.error) {
     fail(name, v, `${parsed.error} (the generator's source addresses: several processes on one host give each its own)`);
     return '';

@@ -9,6 +9,7 @@
 import exec from 'k6/execution';
 import { Counter, Gauge } from 'k6/metrics';
 import mqtt from 'k6/x/mqtt';
+import internal from 'k6/x/mqtt/internal';
 import * as env from './env.js';
 import { instanceSuffix, summary } from './summary.js';
 
@@ -212,7 +213,7 @@ export function scenario(name, defaults, workload) {
   // connection. The instances of a segmented test must share the run id,
   // so there it is the user's to give.
   function setup() {
-    const seg = mqtt.segment();
+    const seg = internal.segment();
     if (seg.count > 1 && !p.run_id) {
       throw new Error(`${name}: RUN_ID is required with --execution-segment (this is ${seg.segment} of ` +
         `${seg.sequence}): give every instance the same one, e.g. -e RUN_ID=${name}-run1, so that ` +
@@ -220,18 +221,18 @@ export function scenario(name, defaults, workload) {
     }
     // k6 stripes the scenario's VUs over the sequence: an instance that
     // gets none would run nothing, and its share of the load with it.
-    if (mqtt.share(p.max_instances).count < 1) {
+    if (internal.share(p.max_instances).count < 1) {
       throw new Error(`${name}: this instance (${seg.segment} of ${seg.sequence}) gets none of the scenario's ` +
         `MAX_INSTANCES=${p.max_instances} VUs, so its share would not run: set -e MAX_INSTANCES to at least the ` +
         'number of instances (for unequal segments, their common denominator), on k6 archive too');
     }
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
-    const runId = p.run_id || `${name}-${p.broker}-${stamp}-${mqtt.randomId().slice(0, 6)}`;
-    mqtt.claimResult(p.results_dir, runId, instanceSuffix(seg));
+    const runId = p.run_id || `${name}-${p.broker}-${stamp}-${internal.randomId().slice(0, 6)}`;
+    internal.claimResult(p.results_dir, runId, instanceSuffix(seg));
     // Client ids differ between generator processes: a broker takes an id
     // that connects again away from the connection that had it, so two
     // runs on one broker would keep disconnecting each other.
-    return { run_id: runId, started_at: new Date().toISOString(), client_prefix: mqtt.randomId().slice(0, 6) };
+    return { run_id: runId, started_at: new Date().toISOString(), client_prefix: internal.randomId().slice(0, 6) };
   }
 
   async function run(data) {
@@ -241,38 +242,38 @@ export function scenario(name, defaults, workload) {
     exec.vu.metrics.tags.run_id = data.run_id;
     exec.vu.metrics.tags.broker = p.broker;
     if (p.search_id) exec.vu.metrics.tags.search = p.search_id;
-    const seg = mqtt.segment();
+    const seg = internal.segment();
     // This instance's share of each flow's clients, as k6 splits them.
-    const shares = flows.map((f) => ({ pub: mqtt.share(f.publishers), sub: mqtt.share(f.subscribers) }));
+    const shares = flows.map((f) => ({ pub: internal.share(f.publishers), sub: internal.share(f.subscribers) }));
     const rounds = p.payloads ? p.payloads.length : 1;
     // Planned connections (a payload sweep opens its publishers again per
     // size), and those open at once (a sweep closes one size's first).
     const planned = shares.reduce((n, s) => n + s.sub.count + s.pub.count * rounds, 0);
     const atOnce = shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
-    mqtt.note('params', p);
-    mqtt.note('instance', seg);
+    internal.note('params', p);
+    internal.note('instance', seg);
     // The extension's status line (every 10 s) shows progress against these.
-    mqtt.setPlan({ duration: `${p.planned_s}s`, connections: atOnce, instances: seg.count });
+    internal.setPlan({ duration: `${p.planned_s}s`, connections: atOnce, instances: seg.count });
     const groups = [];
     try {
       await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, shares, seg, groups);
       // A run stopped early (a signal, an abort) never gets here: its
       // result says so, and it does not pass.
-      mqtt.note('completed', true);
+      internal.note('completed', true);
     } catch (e) {
       exec.test.abort(`${name}: ${e}`);
     } finally {
       groups.forEach((g) => g.close());
       const c = mqtt.stats().counters;
       connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
-      rateShortfalls.add(mqtt.rateShortfalls(mqtt.notes().steps || []));
+      rateShortfalls.add(internal.rateShortfalls(internal.notes().steps || []));
       nothingReceived.add(flows.filter((f, i) => f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0 &&
-        !((mqtt.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
+        !((internal.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
       // Metrics one instance of several has nothing to judge by (no
       // subscribers here: no latency) are the merge's to judge.
       const here = Object.keys(thresholds).filter((m) => seg.count === 1 || judgedHere(m, flows, shares));
-      mqtt.note('judged_here', here);
-      mqtt.checkSamples(here);
+      internal.note('judged_here', here);
+      internal.checkSamples(here);
     }
   }
 
@@ -323,8 +324,8 @@ async function openGroups(p, flows, shares, groups, role, make) {
       // keeps the error in its note for the result's diagnosis; the counts
       // are in the counters.
       const key = `connect_${role}_${f.name}`;
-      mqtt.note(key, await g.connect().catch((e) => {
-        mqtt.note(key, { error: String(e) });
+      internal.note(key, await g.connect().catch((e) => {
+        internal.note(key, { error: String(e) });
         throw e;
       }));
     }
@@ -420,7 +421,7 @@ async function runFlows(p, flows, shares, seg, groups) {
       rejected: sum('rejected'), unacked: sum('unacked'),
       // Until the last ack came in: the broker's side, apart from the send rate.
       ack_seconds: results.reduce((n, r) => Math.max(n, r ? r.ack_seconds : 0), 0) });
-    mqtt.note('steps', steps);
+    internal.note('steps', steps);
   }
   stepRate.add(0);
   await drain(flows, subs, sent, seg);
@@ -433,6 +434,6 @@ function drain(flows, subs, sent, seg) {
     if (!g) return null;
     const f = flows[i];
     const expected = seg.count === 1 && f.fanout ? sent[i] * f.fanout : 0;
-    return g.drain({ expected, idle: '3s', timeout: '120s' }).then((s) => mqtt.note(`delivery_${f.name}`, s));
+    return g.drain({ expected, idle: '3s', timeout: '120s' }).then((s) => internal.note(`delivery_${f.name}`, s));
   }));
 }

@@ -4,6 +4,7 @@
 // run measured; the extension writes the file (its type, its verdicts:
 // k6/extension/result). Reports read only these files and InfluxDB.
 import mqtt from 'k6/x/mqtt';
+import internal from 'k6/x/mqtt/internal';
 
 const latencyKinds = {
   pub_to_sub: 'mqtt_latency',
@@ -30,7 +31,7 @@ function collect(prefix, notes) {
 
 export function result(data, p, flows) {
   const st = mqtt.stats();
-  const notes = mqtt.notes();
+  const notes = internal.notes();
   const thresholds = {};
   let passed = true;
   // A threshold whose metric never had a sample judged nothing: it fails
@@ -39,7 +40,7 @@ export function result(data, p, flows) {
   const judged = Object.entries(data.metrics).filter(([, m]) => m.thresholds).map(([name]) => name);
   // Of them, those this instance has data for (run() says which: one
   // instance of several may have no subscribers, or no publishers).
-  const noData = mqtt.withoutSamples(notes.judged_here || judged);
+  const noData = internal.withoutSamples(notes.judged_here || judged);
   for (const [name, m] of Object.entries(data.metrics)) {
     for (const [expr, t] of Object.entries(m.thresholds || {})) {
       const ok = t.ok && !noData.includes(name.split('{')[0]);
@@ -54,7 +55,7 @@ export function result(data, p, flows) {
   const judgedMetrics = {};
   for (const name of judged) judgedMetrics[name] = { type: data.metrics[name].type, values: data.metrics[name].values };
   const setup = data.setup_data || {};
-  const seg = mqtt.segment();
+  const seg = internal.segment();
   const completed = notes.completed === true;
   const r = {
     schema: null, // the extension's to set (k6/extension/result)
@@ -87,8 +88,8 @@ export function result(data, p, flows) {
     timeline: mqtt.timeline(),
     // Whole, so that instances' files merge exactly: every latency
     // histogram (HdrHistogram's own encoding) and the per-stream counts.
-    histograms: mqtt.histograms(),
-    streams: mqtt.streams(),
+    histograms: internal.histograms(),
+    streams: internal.streams(),
   };
   return r;
 }
@@ -152,7 +153,7 @@ export function summary(data, p, flows) {
   }
   // The file is the extension's: the one result type the merge writes too
   // (k6/extension/result), with every verdict judged there.
-  const file = mqtt.resultFile(result(data, p, flows));
+  const file = internal.resultFile(result(data, p, flows));
   const r = JSON.parse(file);
   return {
     [`${p.results_dir}/${r.run_id}${instanceSuffix(r.instance)}.json`]: file,

@@ -57,33 +57,19 @@ func (r *RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 	return &ModuleInstance{vu: vu, root: r}
 }
 
-// Exports the JS API (see index.d.ts).
+// Exports the public JS API, what a scenario author uses (index.d.ts
+// describes exactly these; tests/test_public_api.py checks it).
 func (mi *ModuleInstance) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
-		"Client":            mi.newClient,
-		"PublisherGroup":    mi.newPublisherGroup,
-		"SubscriberGroup":   mi.newSubscriberGroup,
-		"stats":             mi.stats,
-		"timeline":          mi.root.run.Timeline,
-		"host":              host,
-		"note":              mi.root.notes.set,
-		"notes":             mi.root.notes.all,
-		"parseUrl":          parseURL,
-		"parseLocalAddress": parseLocalAddress,
-		"claimResult":       claimResult,
-		"randomId":          randomID,
-		"limits":            limits(),
-		"version":           Version,
-		"outages":           mi.root.run.Outages,
-		"checkSamples":      mi.checkSamples,
-		"withoutSamples":    mi.root.run.WithoutSamples,
-		"setPlan":           mi.setPlan,
-		"segment":           mi.segment,
-		"share":             mi.share,
-		"histograms":        mi.histograms,
-		"streams":           mi.root.run.Streams,
-		"resultFile":        mi.resultFile,
-		"rateShortfalls":    mi.rateShortfalls,
+		"Client":          mi.newClient,
+		"PublisherGroup":  mi.newPublisherGroup,
+		"SubscriberGroup": mi.newSubscriberGroup,
+		"stats":           mi.stats,
+		"timeline":        mi.root.run.Timeline,
+		"host":            host,
+		"limits":          limits(),
+		"version":         Version,
+		"outages":         mi.root.run.Outages,
 	}}
 }
 

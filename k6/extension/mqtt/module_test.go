@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
+	"go.k6.io/k6/js/modules"
 	"go.k6.io/k6/js/modulestest"
 	"go.k6.io/k6/lib"
 	"go.k6.io/k6/metrics"
 )
 
-// testVU is a k6 VU with the module loaded as the global `mqtt`.
+// testVU is a k6 VU with the module's exports, public and internal, as globals.
 type testVU struct {
 	rt      *modulestest.Runtime
 	samples chan metrics.SampleContainer
@@ -27,6 +28,7 @@ func newTestVU(t *testing.T) *testVU {
 	t.Helper()
 	rt := modulestest.NewRuntime(t)
 	inst := New().NewModuleInstance(rt.VU)
+	internal := &internalInstance{inst.(*ModuleInstance)}
 	samples := make(chan metrics.SampleContainer, 10000)
 	v := &testVU{rt: rt, samples: samples, tags: map[string]map[string]string{}}
 	go func() {
@@ -47,9 +49,11 @@ func newTestVU(t *testing.T) *testVU {
 		Logger:  rt.VU.InitEnvField.Logger,
 		VUID:    1,
 	})
-	for name, v := range inst.Exports().Named {
-		if err := rt.VU.RuntimeField.Set(name, v); err != nil {
-			t.Fatal(err)
+	for _, exports := range []modules.Exports{inst.Exports(), internal.Exports()} {
+		for name, v := range exports.Named {
+			if err := rt.VU.RuntimeField.Set(name, v); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return v
