@@ -36,7 +36,7 @@ def exports(k6_bin, tmp_path):
 def test_index_d_ts_declares_exactly_the_public_exports_and_none_of_the_internal_ones(k6_bin, tmp_path):
     got = exports(k6_bin, tmp_path)
     public, internal = set(got["public"]), set(got["internal"])
-    assert declared() == public, (declared() ^ public)
+    assert declared() == public, declared() ^ public
     assert not declared() & internal
     # What the issue named plumbing is internal.
     assert {"note", "notes", "checkSamples", "withoutSamples", "claimResult", "segment", "share"} <= internal
