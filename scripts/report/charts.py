@@ -1,4 +1,4 @@
-"""PNG charts of a run (matplotlib, no display)."""
+"""PNG charts of a run and of a comparison of brokers (matplotlib, no display)."""
 
 from datetime import UTC, datetime
 
@@ -154,3 +154,89 @@ def compare(out, reports):
     fig.savefig(out / "compare.png", dpi=100)
     plt.close(fig)
     return "compare.png"
+
+
+# --- The comparison of brokers (report.brokers) ------------------------------
+# A broker is a dict with its name, status ("ran", or why not), figures and,
+# for a search, its capacity.json.
+
+
+def _bars(ax, brokers, values, title):
+    xs = range(len(brokers))
+    for x, b, v in zip(xs, brokers, values, strict=True):
+        if b["status"] != "ran":
+            ax.text(x, 0, b["status"], ha="center", va="bottom", rotation=90, fontsize=8, color="tab:red")
+        elif v is None:
+            ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=8, color="grey")
+        else:
+            ax.bar(x, v, color="tab:blue")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([b["name"] for b in brokers], fontsize=8, rotation=30, ha="right")
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def bar_chart(out, brokers, metrics, name):
+    """One figure, a subplot per metric, a bar per broker."""
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3 * len(metrics), 3.6))
+    for ax, (title, key) in zip(axes, metrics, strict=True):
+        _bars(ax, brokers, [(b.get("figures") or {}).get(key) for b in brokers], title)
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name
+
+
+def timeline_chart(out, brokers, runs, name="timeline.png"):
+    """Throughput and latency per second, a column per broker that ran (seconds from its start), shared axes per row."""
+    ran = [b for b in brokers if b["name"] in runs]
+    if not ran:
+        return None
+    fig, axes = plt.subplots(2, len(ran), figsize=(4 * len(ran), 6), sharey="row", squeeze=False)
+    for col, b in enumerate(ran):
+        tl = runs[b["name"]].data.get("timeline") or []
+        t0 = tl[0]["t"] if tl else 0
+
+        def series(k, tl=tl, t0=t0):
+            pts = [(r["t"], r[k]) for r in tl if r.get(k) is not None]
+            return [(t - t0) / 1000 for t, _ in pts], [v for _, v in pts]
+
+        top, bottom = axes[0][col], axes[1][col]
+        for k, label in [("published", "in (published)"), ("received", "out (received)")]:
+            top.plot(*series(k), label=label, linewidth=1.2)
+        for k, label in [("latency_p50_ms", "p50"), ("latency_p99_ms", "p99")]:
+            bottom.plot(*series(k), label=label, linewidth=1.2)
+        top.set_title(f"{b['name']}: msg/s", fontsize=9)
+        bottom.set_title(f"{b['name']}: latency ms", fontsize=9)
+        bottom.set_xlabel("s from start")
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name
+
+
+def search_chart(out, brokers, name="search.png"):
+    """The recommended rate per broker, then each search's trials: p99 and broker CPU against the rate."""
+    with_trials = [b for b in brokers if (b.get("capacity") or {}).get("trials")]
+    fig, axes = plt.subplots(1, 1 + len(with_trials), figsize=(4 * (1 + len(with_trials)), 3.8), squeeze=False)
+    _bars(axes[0][0], brokers, [(b.get("figures") or {}).get("rate") for b in brokers], "recommended rate msg/s")
+    for ax, b in zip(axes[0][1:], with_trials, strict=True):
+        trials = sorted(b["capacity"]["trials"], key=lambda t: t.get("rate") or 0)
+        x = [t.get("rate") for t in trials]
+        ax.plot(x, [t.get("latency_p99") for t in trials], "-", color="tab:orange", linewidth=1)
+        for t in trials:
+            ax.plot(t.get("rate"), t.get("latency_p99"), "o" if t.get("good") else "x", color="tab:orange")
+        ax.set_xlabel("rate msg/s")
+        ax.set_ylabel("p99 ms (o passed, x failed)")
+        ax2 = ax.twinx()
+        ax2.plot(x, [t.get("broker_cpu_pct") for t in trials], "s--", color="tab:blue", linewidth=1, markersize=4)
+        ax2.set_ylabel("broker CPU %", color="tab:blue")
+        ax.set_title(f"{b['name']}: trials", fontsize=9)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name

@@ -149,3 +149,43 @@ class Influx:
         if cores:
             info["cpus"] = len(cores)
         return info
+
+
+class HostTagged:
+    """InfluxDB as seen for a target on this host: host CPU and memory are
+    this host's Telegraf's, whose points carry the native stack's broker tag
+    (host_tag); the target's own process is not the stack's, so its CPU and
+    RSS are read under the target's own tag (n/a unless a Telegraf of its
+    own reports them), and never the stack broker's."""
+
+    def __init__(self, influx, name, host_tag):
+        self.influx, self.name, self.host_tag = influx, name, host_tag
+
+    def __getattr__(self, attr):
+        return getattr(self.influx, attr)
+
+    def point_times(self, start, end, predicate):
+        return self.influx.point_times(
+            start, end, predicate.replace(ff.tag("broker", self.name), ff.tag("broker", self.host_tag))
+        )
+
+    def host_cpu(self, start, end, broker):
+        return self.influx.host_cpu(start, end, self.host_tag)
+
+    def host_mem(self, start, end, broker):
+        return self.influx.host_mem(start, end, self.host_tag)
+
+    def broker_host(self, start, end, broker):
+        return self.influx.broker_host(start, end, self.host_tag)
+
+    def broker_process(self, start, end, broker):
+        if broker == self.host_tag:  # the stack's own broker process, not the target
+            return [], []
+        return self.influx.broker_process(start, end, broker)
+
+
+def connect_influx():
+    try:
+        return Influx.from_env(), None
+    except MissingData as e:
+        return None, str(e)

@@ -1,0 +1,183 @@
+"""The comparison's tables (scripts/compare.sh, report.brokers): a table per
+metric with the brokers as its columns, from each broker's figures or its
+capacity search; a broker that did not run keeps its column, marked."""
+
+from . import tables
+
+
+def mb(x):
+    return None if x is None else x / 2**20
+
+
+def run_figures(run, influx, cpu_target):
+    """The figures of one run, computed by the single-run report's tables."""
+    tables.require(run)
+    res, t = tables.build(run, influx, cpu_target)
+    start, end = run.window()
+    host = tables.within(res.host_cpu, start, end)
+    mem_pct = tables.within(res.mem_pct, start, end)
+    m, s, c = t["mqttbs"], tables.success(run), t["connections"]
+    lat = tables.latency(run)
+    failed = sorted(k for k, ok in (run.data.get("thresholds") or {}).items() if not ok)
+    return t, {
+        "target_rate": run["parameters"].get("rate"),
+        "pub_rate": m["pub_rate"],
+        "sub_rate": m["sub_rate"],
+        "delivery_success_pct": s["delivery_success_pct"],
+        "published": s["published"],
+        "received": s["received"],
+        "lost": s["lost"],
+        "duplicates": s["duplicates"],
+        "publish_failures": s["publish_failures"],
+        "latency_avg": lat.get("avg"),
+        **{f"latency_{k}": v for k, v in m["percentiles"].items()},
+        "latency_max": lat.get("max"),
+        "host_cpu_avg": tables.mean(host),
+        "host_cpu_max": max(host) if host else None,
+        "cpu_us_avg": m["cpu_us_avg"],
+        "cpu_us_max": m["cpu_us_max"],
+        "broker_cpu_avg": m["broker_cpu_avg"],
+        "broker_cpu_max": m["broker_cpu_max"],
+        "mem_pct_avg": tables.mean(mem_pct),
+        "mem_used_avg_mb": mb(m["mem_used_avg"]),
+        "mem_used_max_mb": mb(m["mem_used_max"]),
+        "broker_rss_max_mb": mb(m["broker_rss_max"]),
+        "connections_ok": c["established"],
+        "connections_failed": c["failed"],
+        "connection_success_pct": c["success_pct"],
+        "connect_p99_ms": c["connect_p99_ms"],
+        "passed": run["passed"],
+        "failed_thresholds": failed,
+    }
+
+
+# A table per metric: (title, note, [(row label, figure key, decimals)]).
+RUN_TABLES = [
+    (
+        "Actual message rate (msg/s)",
+        "Publish: messages sent per second of the publish steps; subscribe: messages received per second.",
+        [("target", "target_rate", 0), ("publish", "pub_rate", 1), ("subscribe", "sub_rate", 1)],
+    ),
+    (
+        "Delivery",
+        None,
+        [
+            ("delivery success %", "delivery_success_pct", 3),
+            ("published", "published", 0),
+            ("received", "received", 0),
+            ("lost", "lost", 0),
+            ("duplicates", "duplicates", 0),
+            ("publish failures", "publish_failures", 0),
+        ],
+    ),
+    (
+        "Latency (ms)",
+        "Publish to subscribe, over the whole run (the result file's histogram).",
+        [(k, f"latency_{k}", 3) for k in ("avg", "p50", "p75", "p90", "p95", "p99", "max")],
+    ),
+    (
+        "CPU (%)",
+        "Host: 1 - idle, and user + system, of the broker's host (Telegraf); broker process: % of one core "
+        "(procstat natively, the docker input under compose), n/a for a target no Telegraf of this stack watches.",
+        [
+            ("host avg (1 - idle)", "host_cpu_avg", 1),
+            ("host max (1 - idle)", "host_cpu_max", 1),
+            ("host avg (user + system)", "cpu_us_avg", 1),
+            ("host max (user + system)", "cpu_us_max", 1),
+            ("broker process avg", "broker_cpu_avg", 1),
+            ("broker process max", "broker_cpu_max", 1),
+        ],
+    ),
+    (
+        "Memory (MB)",
+        None,
+        [
+            ("host used avg", "mem_used_avg_mb", 0),
+            ("host used max", "mem_used_max_mb", 0),
+            ("host used avg %", "mem_pct_avg", 1),
+            ("broker RSS max", "broker_rss_max_mb", 1),
+        ],
+    ),
+    (
+        "Connections",
+        None,
+        [
+            ("established", "connections_ok", 0),
+            ("failed", "connections_failed", 0),
+            ("success %", "connection_success_pct", 3),
+            ("connect p99 ms", "connect_p99_ms", 3),
+        ],
+    ),
+]
+
+SEARCH_TABLES = [
+    (
+        "Recommended workload",
+        "The highest rate whose trial passed every bound (scripts/capacity.sh).",
+        [("rate (msg/s)", "rate", 0), ("TPS (in + out)", "tps", 0), ("success %", "success_pct", 3)],
+    ),
+    (
+        "Latency at the recommended rate (ms)",
+        None,
+        [("p50", "latency_p50", 3), ("p99", "latency_p99", 3)],
+    ),
+    (
+        "Resources at the recommended rate",
+        None,
+        [
+            ("broker CPU %", "broker_cpu_pct", 1),
+            ("host CPU %", "host_cpu_pct", 1),
+            ("host memory %", "mem_pct", 1),
+            ("broker RSS MB", "broker_rss_mb", 1),
+        ],
+    ),
+]
+
+
+def fmt(x, d):
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, str):
+        return x
+    return f"{x:,.{d}f}"
+
+
+def cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def header(b):
+    if b["status"] == "ran":
+        return b["name"]
+    return f"{b['name']} — {b['status']}: {b.get('short') or b.get('reason') or 'see its disclosure'}"
+
+
+def build_tables(brokers, spec, key="figures"):
+    out = []
+    for title, note, rows in spec:
+        lines = []
+        for label, k, d in rows:
+            cells = [b["status"] if b["status"] != "ran" else fmt((b.get(key) or {}).get(k), d) for b in brokers]
+            lines.append([label, *cells])
+        out.append({"title": title, "note": note, "header": [header(b) for b in brokers], "rows": lines})
+    return out
+
+
+def search_table(brokers):
+    """What each search found or why it stopped: shown for every broker with a capacity.json."""
+    rows = []
+    for label, f in [
+        ("limit", lambda c: c.get("limit_text") or c.get("limit")),
+        (
+            "trials (passed)",
+            lambda c: f"{len(c.get('trials') or [])} ({sum(1 for t in c.get('trials') or [] if t.get('good'))})",
+        ),
+        ("CPU target %", lambda c: fmt(c.get("cpu_target"), 0)),
+        ("CPU basis", lambda c: c.get("cpu_basis")),
+        ("p99 bound ms", lambda c: fmt(c.get("p99_ms"), 0)),
+        ("search time s", lambda c: fmt(c.get("wall_s"), 0)),
+    ]:
+        rows.append([label, *[fmt(f(b["capacity"]), 0) if b.get("capacity") else b["status"] for b in brokers]])
+    return {"title": "Search", "note": None, "header": [header(b) for b in brokers], "rows": rows}
