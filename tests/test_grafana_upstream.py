@@ -8,6 +8,8 @@ tag itself could not be fetched: the repository is 3.2 GB); a row names the
 commit it read, and where 12.2.1 could lie on either side of a change, the
 check accepts both sides."""
 
+import argparse
+import importlib.util
 import json
 import re
 import subprocess
@@ -305,6 +307,24 @@ def check_admin_password_file():
     assert not re.search(r"^    env_file:", service, re.M), "env_file could set GF_SECURITY_ADMIN_PASSWORD too"
 
 
+def check_browser_check_reads_grafana_dom():
+    spec = importlib.util.spec_from_file_location("check_dashboards", ROOT / "tests/compose/check_dashboards.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    # The data-testid values Grafana 12 renders (data-testid-prefixed
+    # selectors are attributes, the others aria-labels).
+    assert check.PANEL == "data-testid Panel header "
+    assert check.ERROR == "data-testid Panel status error"
+    assert check.LEGEND == "data-testid VizLegend series "
+    assert check.LOADING == "Panel loading bar" and f'[aria-label="{check.LOADING}"]' in check.READ_PANELS
+    assert f'[data-testid="{check.ERROR}"]' in check.READ_PANELS
+    assert f'[data-testid^="{check.PANEL}"]' in check.READ_PANELS
+    # /d/<uid>?...&kiosk: a valueless kiosk parameter is true, the full kiosk mode.
+    args = argparse.Namespace(run_id="r", broker="b", scenario="s", from_="now-15m", to="now")
+    url = check.dashboard_url(check.Grafana("http://g:3000"), "u", args)
+    assert url.startswith("http://g:3000/d/u?") and url.endswith("&kiosk") and "var-run_id=r" in url
+
+
 def check_healthcheck_tool():
     service = grafana_service()
     test = json.loads(re.search(r"^\s+test: (\[.*\])$", service, re.M).group(1))
@@ -467,6 +487,17 @@ FACTS = [
         f"{G}@7a86cb53 packaging/docker/run.sh (GF_*__FILE exported without __FILE; both set: exit 1); "
         "docs setup-grafana/configure-docker",
         check_admin_password_file,
+    ),
+    (
+        "browser_check_reads_grafana_12_dom",
+        f"{G}@9483bef2 packages/grafana-e2e-selectors/src/selectors/components.ts (Panels.Panel.title "
+        "'data-testid Panel header <title>', Panel.status 'data-testid Panel status <status>' (10.2.0), "
+        "Panel.loadingBar 'Panel loading bar' (10.0.0), VizLegend.seriesName 'data-testid VizLegend series <name>' "
+        f"(10.3.0); data-testid-prefixed ones are attributes); {G} "
+        "packages/grafana-ui/src/components/PanelChrome/PanelChrome.tsx (the panel's container div carries "
+        "Panel.title(title); LoadingBar ariaLabel 'Panel loading bar'), PanelStatus.tsx (its button carries "
+        f"Panel.status('error')); {G}@28503c4f public/app/core/navigation/kiosk.ts (kiosk true or '1': full)",
+        check_browser_check_reads_grafana_dom,
     ),
     (
         "healthcheck_tool_is_in_image",
