@@ -28,12 +28,16 @@ def keys(name):
     return [k for k in ("received", "sent", "dropped", "connects") if k in counters(name)]
 
 
-def expected(name, publishes, receives, connections):
-    """By how much a run of `publishes` PUBLISH packets sent, `receives`
-    delivered and `connections` connections opened (and closed) moves each
-    counter of the broker."""
+def expected(name, publishes, receives, connections, qos, probes=(0, 0)):
+    """By how much a run moves each counter of the broker: `publishes`
+    PUBLISH packets of QoS `qos` sent, `receives` delivered, `connections`
+    opened and closed, and `probes` (sent, delivered) of the shared-
+    subscription probes, which are QoS 1. A broker whose `received` counts
+    only some QoS levels says which in `received_qos`."""
     c = counters(name)
-    base = {"received": publishes, "sent": receives, "dropped": 0, "connects": connections}
+    counted = publishes if qos in c.get("received_qos", [0, 1, 2]) else 0
+    probes_counted = probes[0] if 1 in c.get("received_qos", [0, 1, 2]) else 0
+    base = {"received": counted + probes_counted, "sent": receives + probes[1], "dropped": 0, "connects": connections}
     return {k: base[k] + c.get(f"{k}_per_connection", 0) * connections for k in keys(name)}
 
 

@@ -32,4 +32,5 @@ done
 
 log "pytest: native stack, k6 scripts and scenarios"
 cd "$ROOT"
-"$CACHE/venv/current/bin/python" -m pytest -q -p no:cacheprovider tests "$@"
+# -rs: a skipped test says why (a broker with no native build, no ../shared).
+"$CACHE/venv/current/bin/python" -m pytest -q -rs -p no:cacheprovider tests "$@"

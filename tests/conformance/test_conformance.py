@@ -1,0 +1,187 @@
+"""The broker conformance suite: what the project says of a broker, tried on
+a running one. It proves that the project's config starts the broker with no
+start-up error line its README does not explain; that p2p, fanin and fanout
+at QoS 0, 1 and 2 deliver exactly; that k6's counts equal the broker's own
+counters, offsets computed from brokers/<name>/broker.toml; and that every
+auth claim of its README holds (no password, the upstream default, a wrong
+one, the generated one).
+
+Against a running broker (scripts/conformance.sh sets these; GitHub's
+compose job runs it on each real image):
+  CONFORMANCE_BROKER        mosquitto, emqx, nanomq or vernemq
+  CONFORMANCE_MQTT_URL      mqtt://host:port
+  CONFORMANCE_METRICS_URL   its Prometheus endpoint (not for Mosquitto: $SYS)
+  CONFORMANCE_SECRET_FILE   the stack's generated secret the claims name
+  CONFORMANCE_LOG_FILE      the broker's log since its start
+With none set, it starts Debian's Mosquitto with the project's config, and
+skips the brokers that have no native build here, saying why."""
+
+import dataclasses
+import json
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import requests
+
+import broker_counters
+import broker_facts
+from conftest import ROOT, project_mosquitto, run_k6
+from mqtt_wire import Client
+
+LIVE = os.environ.get("CONFORMANCE_BROKER")
+SCENARIOS = ROOT / "k6/scenarios"
+# Small enough for any broker on a CI runner, large enough to reorder or drop.
+WORKLOADS = {
+    "p2p": {"PUBLISHERS": "20", "SUBSCRIBERS": "20", "RATE": "400"},
+    "fanin": {"SCALE": "0.05"},
+    "fanout": {"SCALE": "0.05"},
+}
+SYS_INTERVAL = int(re.search(r"^sys_interval (\d+)$", (ROOT / "brokers/mosquitto/mosquitto.conf").read_text(), re.M)[1])
+
+
+@dataclasses.dataclass
+class Target:
+    name: str
+    mqtt_url: str
+    log: Path | None
+    metrics_url: str | None = None
+    secret: str | None = None
+
+    @property
+    def host_port(self):
+        u = urlparse(self.mqtt_url)
+        return u.hostname, u.port or 1883
+
+    def metrics_auth(self):
+        """Basic auth for a metrics endpoint that asks for it (NanoMQ's: its
+        HTTP user and the generated password)."""
+        for c in broker_facts.load(self.name)["claims"]:
+            if c.get("expect") == 200 and c.get("auth") and urlparse(self.metrics_url).path in c["http"]:
+                return c["auth"][0], self.secret
+        return None
+
+    def counters(self):
+        """The broker's counters now, and how many $SYS messages reading them
+        made it send (Mosquitto counts those in `sent`)."""
+        if self.name == "mosquitto":
+            time.sleep(SYS_INTERVAL + 1)  # the next $SYS publication covers the traffic
+            return broker_counters.from_sys(self.name, *self.host_port)
+
+        def read():
+            r = requests.get(self.metrics_url, auth=self.metrics_auth(), timeout=10)
+            r.raise_for_status()
+            return broker_counters.from_prometheus(self.name, r.text)
+
+        # Until two reads a second apart agree: brokers that aggregate their
+        # metrics lag the traffic a little.
+        now, before, deadline = read(), None, time.time() + 15
+        while now != before and time.time() < deadline:
+            time.sleep(1)
+            before, now = now, read()
+        return now, 0
+
+
+@pytest.fixture(scope="module", params=broker_facts.names())
+def target(request, tmp_path_factory):
+    name = request.param
+    if LIVE:
+        if name != LIVE:
+            pytest.skip(f"this run tests {LIVE} (CONFORMANCE_BROKER)")
+        env = {k: v for k, v in os.environ.items() if k.startswith("CONFORMANCE_") and v}
+        secret = Path(env["CONFORMANCE_SECRET_FILE"]).read_text().strip() if "CONFORMANCE_SECRET_FILE" in env else None
+        log = Path(env["CONFORMANCE_LOG_FILE"]) if "CONFORMANCE_LOG_FILE" in env else None
+        yield Target(name, env["CONFORMANCE_MQTT_URL"], log, env.get("CONFORMANCE_METRICS_URL"), secret)
+    elif name == "mosquitto":
+        with project_mosquitto(tmp_path_factory.mktemp("conformance")) as (port, log):
+            yield Target(name, f"mqtt://127.0.0.1:{port}", log)
+    else:
+        pytest.skip(
+            f"{name} has no native build here: the suite runs against its real image in GitHub's compose job "
+            f"(scripts/conformance.sh --broker {name})"
+        )
+
+
+def test_starts_with_no_error_line_its_readme_does_not_explain(target):
+    if target.log is None:
+        pytest.skip("no broker log given (CONFORMANCE_LOG_FILE)")
+    startup = broker_facts.load(target.name)["startup"]
+    errors = [line for line in target.log.read_text().splitlines() if re.search(startup["error"], line)]
+    unexplained = [line for line in errors if not any(e["line"] in line for e in startup["explained"])]
+    assert not unexplained, (
+        f"{target.name} logged error lines brokers/{target.name}/broker.toml [startup] does not explain: {unexplained}"
+    )
+    readme = (ROOT / f"brokers/{target.name}/README.md").read_text()
+    assert all(e["line"] in readme for e in startup["explained"]), "README.md is not rendered from broker.toml"
+
+
+def probes(result):
+    """Shared-subscription probes: PUBLISH packets the run sent, and
+    deliveries the broker made, beyond the load (the fanin scenario checks
+    shared subscriptions work before it starts)."""
+    sent = sum((n or {}).get("probes", 0) for n in (result.get("connect") or {}).values())
+    received = sum((n or {}).get("probes_received", 0) for n in (result.get("delivery") or {}).values())
+    return sent, sent + received
+
+
+@pytest.mark.parametrize("qos", ["0", "1", "2"])
+@pytest.mark.parametrize("scenario", sorted(WORKLOADS))
+def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, scenario, qos):
+    run_id = f"conformance-{target.name}-{scenario}-q{qos}-{int(time.time() * 1000)}"
+    before, read_sent = target.counters()
+    env = dict(WORKLOADS[scenario], MQTT_URL=target.mqtt_url, QOS=qos, DURATION="3s", RUN_ID=run_id)
+    p, _ = run_k6(k6_bin, SCENARIOS / f"{scenario}.js", env=dict(env, RESULTS_DIR=str(tmp_path)))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    result = json.loads((tmp_path / f"{run_id}.json").read_text())
+    c = result["counts"]
+    assert c["mqtt_publishes"] > 0 and c["mqtt_receives"] > 0, c
+    assert (c["mqtt_lost"], c["mqtt_duplicates"], c["mqtt_out_of_order"]) == (0, 0, 0), c
+    assert (c["mqtt_publish_failures"], c["mqtt_connect_failures"]) == (0, 0), c
+
+    after, _ = target.counters()
+    counts = (c["mqtt_publishes"], c["mqtt_receives"], c["mqtt_connects"])
+    want = broker_counters.expected(target.name, *counts, int(qos), probes(result))
+    if "sent" in want:
+        want["sent"] += read_sent  # the $SYS messages the first read made the broker send
+    moved = {k: after[k] - before[k] for k in want}
+    assert moved == want, f"{target.name} counted {moved}; k6 counted {c}, so broker.toml says {want}"
+
+
+def request_body(claim, target, wrong):
+    """The claim's credentials and body, with <generated> and <wrong> filled in."""
+
+    def fill(text):
+        return text.replace("<generated>", target.secret or "").replace("<wrong>", wrong)
+
+    auth = tuple(fill(x) for x in claim["auth"]) if claim.get("auth") else None
+    return auth, fill(claim["body"]) if claim.get("body") else None
+
+
+def test_every_auth_claim_holds(target):
+    wrong = "wrong-" + secrets.token_hex(4)
+    failed = []
+    for claim in broker_facts.load(target.name)["claims"]:
+        if claim.get("mqtt"):
+            host, port = target.host_port
+            c = Client(port, f"conformance-claim-{secrets.token_hex(3)}", host=host, accepted=False)
+            answer = "accepted" if c.connack[1] == 0 else f"refused (0x{c.connack[1]:02x})"
+            c.close()
+        else:
+            if target.metrics_url is None:
+                pytest.skip(f"no metrics endpoint given (CONFORMANCE_METRICS_URL) for: {claim['claim']}")
+            if "<generated>" in json.dumps(claim) and target.secret is None:
+                pytest.skip(f"no generated secret given (CONFORMANCE_SECRET_FILE) for: {claim['claim']}")
+            method, path = claim["http"].split(" ", 1)
+            base = urlparse(target.metrics_url)
+            auth, body = request_body(claim, target, wrong)
+            headers = {"Content-Type": "application/json"} if body else {}
+            r = requests.request(method, f"{base.scheme}://{base.netloc}{path}", auth=auth, data=body,
+                                 headers=headers, timeout=10)  # fmt: skip
+            answer = r.status_code
+        if answer != claim["expect"]:
+            failed.append(f"{claim['claim']}: {answer}, not {claim['expect']}")
+    assert not failed, f"brokers/{target.name}/README.md claims that do not hold: {failed}"
