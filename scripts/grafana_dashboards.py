@@ -302,8 +302,15 @@ DELIVERY = (
     + stat_named("delivered")
 )
 # The gauge is each run's lowest ratio so far: the lowest of all its points
-# is the run's, or the worst trial's of a search.
-WORST_RATIO = where(ff.k6_value(ff.RATE_ACHIEVED_RATIO, RUN)) + "  |> group()\n  |> min()" + stat_named("worst ratio")
+# is the run's, or the worst trial's of a search; rounded down to the 0.01 %
+# the stat shows, so that a step short of RATE_REACHED never reads it.
+WORST_RATIO = (
+    'import "math"\n'
+    + where(ff.k6_value(ff.RATE_ACHIEVED_RATIO, RUN))
+    + "  |> group()\n  |> min()\n"
+    + "  |> map(fn: (r) => ({r with _value: math.floor(x: 10000.0 * r._value) / 10000.0}))"
+    + stat_named("worst ratio")
+)
 
 
 def variable(name, tags, source):

@@ -86,6 +86,10 @@ def test_stats_show_only_the_value_in_colours_that_mean_what_they_say():
     # two decimals the stat shows.
     assert stats["Delivery success (%)"]["fieldConfig"]["defaults"]["decimals"] == 2
     assert "math.floor(x: 10000.0 *" in stats["Delivery success (%)"]["targets"][0]["query"]
+    assert stats["Worst achieved / target ratio"]["fieldConfig"]["defaults"]["decimals"] == 2
+    assert (
+        "math.floor(x: 10000.0 * r._value) / 10000.0" in stats["Worst achieved / target ratio"]["targets"][0]["query"]
+    )
 
 
 def test_rate_ratio_turns_red_where_the_verdict_fails_a_step():
