@@ -162,8 +162,11 @@ def p2p_run(stack, k6_bin, tmp_path_factory):
     return start, run_id
 
 
-def answer(stack, query, start, run_id, broker="mosquitto"):
-    return gf.annotated_csv(stack, bind(query, start, run_id, "p2p", broker))
+def answer(stack, query, start, run_id, broker="mosquitto", stop=None):
+    q = bind(query, start, run_id, "p2p", broker)
+    if stop:  # a time range of the past
+        q = q.replace("timeRangeStop: now()", f"timeRangeStop: {stop}")
+    return gf.annotated_csv(stack, q)
 
 
 def test_every_legend_names_its_series_and_nothing_else(stack, p2p_run):
@@ -245,9 +248,11 @@ def other_brokers(stack):
     """Prometheus points of EMQX, NanoMQ and VerneMQ as Telegraf writes
     them (measurement prometheus, a field per series, tags broker and
     source; VerneMQ's counters once per MQTT version), every second for 4 s:
-    counters up by 100 a second, gauges at 7."""
-    now = time.time_ns() // 10**9 * 10**9
-    start = datetime.fromtimestamp(now / 1e9 - 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    counters up by 100 a second, gauges at 7. An hour ago: outside the time
+    range of every other test of this stack (tests/test_broker_captures.py
+    counts these brokers' series)."""
+    now = time.time_ns() // 10**9 * 10**9 - 3600 * 10**9
+    start, stop = (datetime.fromtimestamp(now / 1e9 + s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") for s in (-60, 60))
     lines = []
     for broker in BROKERS[1:]:
         for name, per_broker in gd.BROKER_SERIES.items():
@@ -268,15 +273,15 @@ def other_brokers(stack):
         timeout=10,
     )
     r.raise_for_status()
-    return start
+    return start, stop
 
 
 @pytest.mark.parametrize("broker", BROKERS[1:])
 def test_the_broker_row_shows_each_brokers_own_series_under_the_same_names(stack, other_brokers, broker):
-    start = other_brokers
+    start, stop = other_brokers
     got = {}
     for title, query in broker_panel_queries(broker):
-        text = answer(stack, query, start, "no-run", broker)
+        text = answer(stack, query, start, "no-run", broker, stop)
         assert gf.frames(text), (broker, title, "no data")
         for fr, f in gf.value_fields(gf.frames(text)):
             assert not f.labels and not fr.name, (broker, title, f.labels, fr.name)
