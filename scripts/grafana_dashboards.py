@@ -572,7 +572,8 @@ def dashboards():
         ],
         description="PUBLISH messages the broker received and sent (Mosquitto $SYS/broker/publish/messages/*, "
         "emqx_messages_*, nanomq_messages_*, vernemq_mqtt_publish_*), each rate the mean since the previous report. "
-        "Mosquitto also counts every packet type ($SYS/broker/messages/*)."
+        "Mosquitto's received leaves out QoS 2 (brokers/mosquitto/broker.toml received_qos); it also counts every "
+        "packet type ($SYS/broker/messages/*)."
         + SYS_NOTE
         + ", so a window of "
         + SYS_QUIET
