@@ -41,6 +41,18 @@ def expected(name, publishes, receives, connections, qos, probes=(0, 0)):
     return {k: base[k] + c.get(f"{k}_per_connection", 0) * connections for k in keys(name)}
 
 
+def probes(result):
+    """Shared-subscription probes of a run (its result file, single or
+    merged): (PUBLISH packets sent, deliveries the broker made) beyond the
+    load. The fanin scenario's groups check that shared subscriptions work
+    before the load starts; p2p has none."""
+    sent = delivered = 0
+    for part in result.get("instances") or [result]:
+        sent += sum((n or {}).get("probes", 0) for n in (part.get("connect") or {}).values())
+        delivered += sum((n or {}).get("probes_received", 0) for n in (part.get("delivery") or {}).values())
+    return sent, sent + delivered
+
+
 def prometheus_sums(text):
     """Series name -> value summed over its label sets (VerneMQ's counters
     come as one series per MQTT version), from a Prometheus exposition."""

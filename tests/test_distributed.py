@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import broker_counters
 from conftest import ROOT, loopback_port, wait_until
 from test_scenarios import mosquitto
 
@@ -81,26 +82,8 @@ def fresh_mosquitto(tmp_path):
 def sys_counters(port):
     """Mosquitto's own PUBLISH counts, after its next $SYS update."""
     time.sleep(2.5)
-    topics = ["$SYS/broker/publish/messages/received", "$SYS/broker/publish/messages/sent"]
-    args = ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-v", "-C", "2", "-W", "10"]
-    for t in topics:
-        args += ["-t", t]
-    out = subprocess.run(args, text=True, capture_output=True, timeout=20).stdout
-    values = dict(line.split(" ", 1) for line in out.splitlines())
-    return {t.rsplit("/", 1)[1]: int(values[t]) for t in topics}
-
-
-def probes(merged):
-    """Shared-subscription probe messages: (published, delivered) by the
-    broker, not load. Each probe goes to its own probe group, and to the
-    run's subscribers when their filter matches (they skip it)."""
-    published = delivered = 0
-    for inst in merged["instances"]:
-        for note in (inst.get("connect") or {}).values():
-            published += (note or {}).get("probes", 0)
-        for note in (inst.get("delivery") or {}).values():
-            delivered += (note or {}).get("probes_received", 0)
-    return published, published + delivered
+    values, _ = broker_counters.from_sys("mosquitto", "127.0.0.1", port)
+    return {k: int(v) for k, v in values.items()}
 
 
 @pytest.mark.parametrize(
@@ -129,7 +112,7 @@ def test_four_instances_merge_into_the_brokers_own_counts(k6_bin, tmp_path, fres
     sys = sys_counters(port)
     # Every PUBLISH the broker took is one the instances published (or a
     # shared-subscription probe), every one it sent one they received.
-    probes_in, probes_out = probes(merged)
+    probes_in, probes_out = broker_counters.probes(merged)
     assert sys["received"] == c["mqtt_publishes"] + probes_in, (sys, c, probes_in)
     assert sys["sent"] == c["mqtt_receives"] + probes_out, (sys, c, probes_out)
     assert c["mqtt_publishes"] > 0 and c["mqtt_lost"] == 0 and c["mqtt_receives"] == c["mqtt_publishes"]

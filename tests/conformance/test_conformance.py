@@ -119,15 +119,6 @@ def test_starts_with_no_error_line_its_readme_does_not_explain(target):
     assert all(e["line"] in readme for e in startup["explained"]), "README.md is not rendered from broker.toml"
 
 
-def probes(result):
-    """Shared-subscription probes: PUBLISH packets the run sent, and
-    deliveries the broker made, beyond the load (the fanin scenario checks
-    shared subscriptions work before it starts)."""
-    sent = sum((n or {}).get("probes", 0) for n in (result.get("connect") or {}).values())
-    received = sum((n or {}).get("probes_received", 0) for n in (result.get("delivery") or {}).values())
-    return sent, sent + received
-
-
 @pytest.mark.parametrize("qos", ["0", "1", "2"])
 @pytest.mark.parametrize("scenario", sorted(WORKLOADS))
 def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, scenario, qos):
@@ -144,7 +135,7 @@ def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, s
 
     after, _ = target.counters()
     counts = (c["mqtt_publishes"], c["mqtt_receives"], c["mqtt_connects"])
-    want = broker_counters.expected(target.name, *counts, int(qos), probes(result))
+    want = broker_counters.expected(target.name, *counts, int(qos), broker_counters.probes(result))
     if "sent" in want:
         want["sent"] += read_sent  # the $SYS messages the first read made the broker send
     moved = {k: after[k] - before[k] for k in want}

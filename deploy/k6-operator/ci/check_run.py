@@ -14,24 +14,16 @@ else 1 with each one that does not.
 import argparse
 import json
 import sys
+from pathlib import Path
 
-
-def probes(merged):
-    """Shared-subscription probes (published, delivered) the instances sent
-    through the broker besides the load (as tests/test_distributed.py counts
-    them); none in p2p, which has no shared subscription."""
-    published = delivered = 0
-    for inst in merged["instances"]:
-        for note in (inst.get("connect") or {}).values():
-            published += (note or {}).get("probes", 0)
-        for note in (inst.get("delivery") or {}).values():
-            delivered += (note or {}).get("probes_received", 0)
-    return published, published + delivered
+# The one count of shared-subscription probes (scripts/broker_counters.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+import broker_counters  # noqa: E402
 
 
 def problems(merged, args):
     c = merged["counts"]
-    probes_in, probes_out = probes(merged)
+    probes_in, probes_out = broker_counters.probes(merged)
     want = {
         "passed": (merged["passed"], True),
         "incomplete": (merged["incomplete"], False),
