@@ -230,3 +230,18 @@ def test_a_generator_throttled_to_a_sliver_of_a_core_is_named_against_a_fast_bro
     assert p.returncode == 99, (p.stdout + p.stderr)[-3000:]
     d = r["diagnosis"]
     assert d["cause"] == "generator", d
+
+
+def test_a_local_address_not_of_this_host_is_refused_by_name_before_any_connection(
+    k6_bin, tmp_path, connection_counter
+):
+    # The case: 10.0.0.5 passed validation and ended as
+    # broker_unreachable after every bind failed.
+    env = {"MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}", "DURATION": "2s", "RESULTS_DIR": str(tmp_path)}
+    p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env={**env, "LOCAL_ADDRESS": "127.0.0.2,198.51.100.7"})
+    connection_counter.close()
+    assert p.returncode != 0
+    err = p.stderr.replace('\\"', '"')
+    assert 'LOCAL_ADDRESS="127.0.0.2,198.51.100.7" is invalid' in err, err[-2000:]
+    assert "198.51.100.7 is not an address of this host" in err, err[-2000:]
+    assert connection_counter.accepted == []

@@ -41,6 +41,17 @@ func ParseLocalAddresses(s string) ([]net.IP, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no address given")
 	}
+	// An address this host does not have fails every connection's bind
+	// ("cannot assign requested address"), which would read as a broker
+	// that cannot be reached: refuse it here, before any connection.
+	for _, ip := range out {
+		l, err := net.ListenPacket("udp", net.JoinHostPort(ip.String(), "0"))
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an address of this host (binding to it fails: %v): give addresses of this "+
+				"generator's interfaces (ip -brief addr), or 127.0.0.x for a broker on loopback", ip, err)
+		}
+		_ = l.Close()
+	}
 	return out, nil
 }
 

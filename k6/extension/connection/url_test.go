@@ -35,3 +35,13 @@ func TestParseURLAcceptsBrokerURLsAndNamesWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+func TestALocalAddressNotOfThisHostIsRefused(t *testing.T) {
+	if _, err := ParseLocalAddresses("127.0.0.2-127.0.0.3"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseLocalAddresses("127.0.0.2,198.51.100.7")
+	if err == nil || !strings.Contains(err.Error(), "198.51.100.7 is not an address of this host") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -82,6 +82,12 @@ func judge(d *Doc, e *Evidence) (string, string) {
 	if e.FirstConnectError != nil {
 		firstErr = *e.FirstConnectError
 	}
+	// Every CONNECT answered with a refusal (a CONNACK code, as codec words
+	// it): the broker was reached, and refused, e.g. MQTT 5 on a 3.1.1 broker.
+	if e.ConnectFailures > 0 && e.Connects == 0 && strings.Contains(firstErr, "CONNACK code") {
+		return CauseBrokerRefused, fmt.Sprintf("The broker refused every connection: all %.0f CONNECTs were answered "+
+			"with a refusal (%s).", e.ConnectFailures, firstErr)
+	}
 	if e.ConnectFailures > 0 && e.Connects == 0 {
 		return CauseBrokerUnreachable, fmt.Sprintf("No connection to the broker opened: all %.0f failed (%s).",
 			e.ConnectFailures, firstErr)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
 )
 
 // doc reads a result document as the file holds it.
@@ -115,5 +117,21 @@ func TestThePolicyNamesEveryCauseOnce(t *testing.T) {
 	}
 	if Current().RateReached != RateReached {
 		t.Fatal("policy")
+	}
+}
+
+func TestABrokerThatRefusesEveryConnectIsARefusalNotUnreachable(t *testing.T) {
+	// What a 3.1.1-only broker (NATS 2.9) answers an MQTT 5 CONNECT with.
+	refusal := codec.Connack{Code: 0x01}.Err().Error()
+	raw, _ := json.Marshal(map[string]any{"counts": map[string]any{"mqtt_connect_failures": 10},
+		"connect": map[string]any{"sub_p2p": map[string]any{"error": refusal}}, "parameters": map[string]any{"qos": 1}})
+	if g := Diagnose(doc(t, string(raw))); g.Cause != CauseBrokerRefused || !strings.Contains(g.Text, "0x01") {
+		t.Fatalf("got %s: %s", g.Cause, g.Text)
+	}
+	// Nothing listening is unreachable.
+	raw, _ = json.Marshal(map[string]any{"counts": map[string]any{"mqtt_connect_failures": 10},
+		"connect": map[string]any{"sub_p2p": map[string]any{"error": "mqtt: dial 127.0.0.1:1: connect: connection refused"}}})
+	if g := Diagnose(doc(t, string(raw))); g.Cause != CauseBrokerUnreachable {
+		t.Fatalf("got %s: %s", g.Cause, g.Text)
 	}
 }
