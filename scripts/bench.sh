@@ -117,8 +117,9 @@ launch() {
     if ((i == 0)); then
       "$@" "${seg[@]}" "${extra[@]}" &
     else
+      # One live view (the first instance's): the others would want its port.
       log="$ROOT/reports/raw/$run_id.seg-$((i + 1))-of-$instances.log"
-      "$@" "${seg[@]}" "${extra[@]}" >"$log" 2>&1 &
+      K6_WEB_DASHBOARD=false "$@" "${seg[@]}" "${extra[@]}" >"$log" 2>&1 &
     fi
     pids+=($!)
   done
@@ -133,6 +134,27 @@ launch() {
   return 0
 }
 
+# live_view: k6's own web dashboard (built into k6 v1.8.1: xk6-dashboard
+# v0.8.1) on loopback, the live view where there is no Grafana, with the
+# extension's metrics on its first tab (k6/scenarios/.dashboard.json), and
+# its HTML export beside the report. K6_WEB_DASHBOARD=false turns it off,
+# K6_WEB_DASHBOARD_PORT moves it (k6's own variables); with --instances,
+# the first instance's.
+live_view() {
+  local port="${K6_WEB_DASHBOARD_PORT:-5665}" holder
+  [[ "${K6_WEB_DASHBOARD:-true}" == true ]] || return 0
+  mkdir -p "$ROOT/reports/$run_id"
+  export K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_HOST=127.0.0.1 K6_WEB_DASHBOARD_PORT="$port" \
+    K6_WEB_DASHBOARD_EXPORT="$ROOT/reports/$run_id/k6-dashboard.html" XK6_DASHBOARD_CONFIG="$ROOT/k6/scenarios/.dashboard.json"
+  if holder=$(port_holder "$port"); then
+    # Still saved: k6 serves nothing (-1) but writes the export.
+    K6_WEB_DASHBOARD_PORT=-1
+    warn "no live view: port $port (K6_WEB_DASHBOARD_PORT) is held by $holder; or move it: K6_WEB_DASHBOARD_PORT=$((port + 1)) scripts/bench.sh ..."
+  else
+    log "live view: http://127.0.0.1:$port (k6's web dashboard; saved as reports/$run_id/k6-dashboard.html; k6 ends, and the report follows, once no page shows it)"
+  fi
+}
+
 if [[ "$mode" == native ]]; then
   "$ROOT/scripts/setup.sh"
   if "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; then
@@ -142,14 +164,16 @@ if [[ "$mode" == native ]]; then
   else
     "$ROOT/scripts/stack.sh" up --broker "$broker"
   fi
+  secrets=$(secrets_file)
   # shellcheck source=/dev/null # generated secrets, not in the repo
-  [[ -f "$ROOT/.env.local" ]] && { set -a; . "$ROOT/.env.local"; set +a; }
-  [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from .env.local: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
+  [[ -f "$secrets" ]] && { set -a; . "$secrets"; set +a; }
+  [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from $secrets: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
   influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
-    die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from .env.local: check scripts/stack.sh status"
+    die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
   # mosquitto -h exits 3 after printing its version.
   version="$(mosquitto -h 2>/dev/null | awk 'NR==1 {print $3}' || true)"
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
+  live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
     MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" RESULTS_DIR="$ROOT/reports/raw"

@@ -101,15 +101,22 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   cp -r "$dir" "$2"; chmod -R u+w "$2"
 }
 
+# secrets_file: the native stack's secrets file, .env.local (git-ignored),
+# or MQTTBENCH_SECRETS: the tests' stacks keep their own there, so that they
+# never rewrite or read the token of a stack the user runs from this clone.
+secrets_file() { echo "${MQTTBENCH_SECRETS:-$ROOT/.env.local}"; }
+
 # ensure_secrets generates the native stack's secrets on first use into
-# .env.local (git-ignored): InfluxDB's token, which Telegraf and the reports
+# secrets_file: InfluxDB's token, which Telegraf and the reports
 # read too, and its admin password. (The compose stack generates its own, in
 # its secrets volume: scripts/init/secrets.sh.) An entry that is there but
 # empty (INFLUX_TOKEN=) is filled in, keeping every other line: an empty
 # token or password would otherwise be used as is.
 # Values pass through files and builtins only, never a command's argv.
 ensure_secrets() {
-  local f="$ROOT/.env.local" name value line v
+  local f name value line v
+  f=$(secrets_file)
+  mkdir -p "$(dirname "$f")"
   touch "$f"
   chmod 600 "$f"
   local names=(INFLUX_TOKEN INFLUXDB_ADMIN_PASSWORD)
@@ -171,17 +178,52 @@ influx_curl() {
 
 # load_influx_token: INFLUX_TOKEN for what reads InfluxDB (reports, the
 # capacity search): the caller's; else, while the compose stack's InfluxDB
-# runs, its generated one; else the native stack's (.env.local).
+# runs, its generated one; else the native stack's (secrets_file).
 load_influx_token() {
+  local f
+  f=$(secrets_file)
   if [[ -z "${INFLUX_TOKEN:-}" ]] && command -v docker >/dev/null && [[ -n "$(compose ps -q influxdb 2>/dev/null)" ]]; then
     if INFLUX_TOKEN=$(compose_secret influx_token 2>/dev/null); then export INFLUX_TOKEN; else unset INFLUX_TOKEN; fi
   fi
-  if [[ -z "${INFLUX_TOKEN:-}" && -f "$ROOT/.env.local" ]]; then
+  if [[ -z "${INFLUX_TOKEN:-}" && -f "$f" ]]; then
     set -a
     # shellcheck source=/dev/null # generated secrets, not in the repo
-    . "$ROOT/.env.local"
+    . "$f"
     set +a
   fi
+}
+
+# port_holder PORT: who listens on PORT and the one command that frees it,
+# as one phrase ("the compose project mqtt-bench (container ...): docker
+# compose -p mqtt-bench down", "python3 (pid 12: ...): kill 12"); fails
+# when nothing listens. A process in a
+# container (host networking) or Docker's proxy of a published port is named
+# by its compose project; any other by its name, pid and command line.
+port_holder() {
+  local line pid="" comm="" cid="" what
+  line=$(ss -Htlnp "sport = :$1" 2>/dev/null | head -n 1)
+  [[ -n "$line" ]] || return 1
+  [[ "$line" =~ \(\(\"([^\"]+)\",pid=([0-9]+) ]] && comm="${BASH_REMATCH[1]}" pid="${BASH_REMATCH[2]}"
+  if [[ -z "$pid" ]]; then
+    echo "a process this user cannot see (run ss -tlnp 'sport = :$1' as root)"
+    return 0
+  fi
+  if [[ "$comm" == docker-proxy ]]; then
+    cid=$(docker ps -q --filter "publish=$1" 2>/dev/null | head -n 1)
+  else
+    cid=$(grep -oE '[0-9a-f]{64}' "/proc/$pid/cgroup" 2>/dev/null | head -n 1)
+  fi
+  if [[ -n "$cid" ]] &&
+    what=$(docker inspect -f '{{.Name}} {{index .Config.Labels "com.docker.compose.project"}}' "$cid" 2>/dev/null); then
+    what="${what#/}"
+    if [[ -n "${what#* }" ]]; then
+      echo "the compose project ${what#* } (container ${what%% *}, $comm pid $pid): docker compose -p ${what#* } down"
+    else
+      echo "the container ${what%% *} ($comm pid $pid): docker stop ${what%% *}"
+    fi
+    return 0
+  fi
+  echo "$comm (pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120 | sed 's/ *$//')): kill $pid"
 }
 
 # stack_mode BROKER...: "compose" when a Docker engine answers and the core's

@@ -19,7 +19,7 @@ LOGS="$STATE/logs"
 SERVICES=(influxd node_exporter broker telegraf)
 # What `up` ran with, so that restart/start SERVICE starts it the same way (no secrets here).
 SETTINGS=(BROKER MQTT_PORT INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT INFLUXDB_ORG INFLUXDB_BUCKET
-  INFLUXDB_RETENTION TELEGRAF_INTERVAL TELEGRAF_FLUSH_INTERVAL TELEGRAF_HOSTNAME NODE_EXPORTER_FLAGS)
+  INFLUXDB_RETENTION TELEGRAF_INTERVAL TELEGRAF_FLUSH_INTERVAL TELEGRAF_HOSTNAME NODE_EXPORTER_FLAGS MQTTBENCH_SECRETS)
 
 usage() {
   cat >&2 <<EOF
@@ -103,9 +103,12 @@ alive() { ours "$1"; }
 # forget NAME: removes NAME's pid and identity files.
 forget() { rm -f "$PIDS/$1.pid" "$PIDS/$1.id"; }
 
-port_free() {  # port_free PORT VARIABLE
-  if ss -Htln "sport = :$1" 2>/dev/null | grep -q .; then
-    die "port $1 is already in use (set by $2): stop what listens there, or choose another, e.g. $2=$(( $1 + 10000 )) scripts/stack.sh up"
+# port_free PORT VARIABLE: dies naming what holds PORT (the compose stack,
+# another program) and the command that frees it.
+port_free() {
+  local holder
+  if holder=$(port_holder "$1"); then
+    die "port $1 ($2) is held by $holder; or choose another port, e.g. $2=$(( $1 + 10000 )) scripts/stack.sh up"
   fi
 }
 
@@ -177,7 +180,7 @@ influx_setup() {
     INFLUX_TOKEN_FILE=<(printf '%s\n' "$INFLUX_TOKEN") \
     INFLUXDB_ADMIN_PASSWORD_FILE=<(printf '%s\n' "$INFLUXDB_ADMIN_PASSWORD") \
     "$ROOT/scripts/init/influxdb.sh" >&2 ||
-    die "InfluxDB setup failed (log: $LOGS/influxd.log); a token mismatch means: restore INFLUX_TOKEN in .env.local, or remove $STATE/influxdb to start afresh"
+    die "InfluxDB setup failed (log: $LOGS/influxd.log); a token mismatch means: restore INFLUX_TOKEN in $(secrets_file), or remove $STATE/influxdb to start afresh"
 }
 
 # One function per service: what up, start and restart run.

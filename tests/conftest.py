@@ -103,9 +103,21 @@ def k6_bin():
 class Stack:
     def __init__(self, state):
         self.state = Path(state)
+        # Its own secrets file: the user's .env.local (and the token of a
+        # stack they run) is never read or rewritten by a test.
+        self.secrets = self.state / "secrets.env"
         self.env = dict(
-            os.environ, MQTTBENCH_STATE=str(state), TELEGRAF_INTERVAL="1s", TELEGRAF_FLUSH_INTERVAL="1s", **TEST_PORTS
+            os.environ,
+            MQTTBENCH_STATE=str(state),
+            MQTTBENCH_SECRETS=str(self.secrets),
+            TELEGRAF_INTERVAL="1s",
+            TELEGRAF_FLUSH_INTERVAL="1s",
+            # scripts/bench.sh's live view, off the default port (5665) a
+            # user's bench.sh serves it on.
+            K6_WEB_DASHBOARD_PORT=str(loopback_port(15665)),
+            **TEST_PORTS,
         )
+        self.env.pop("INFLUX_TOKEN", None)
         self.influx = f"http://127.0.0.1:{TEST_PORTS['INFLUXDB_PORT']}"
         self.mqtt_url = f"mqtt://127.0.0.1:{TEST_PORTS['MQTT_PORT']}"
         self.k6_out = f"influxdb=http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/k6"
@@ -117,10 +129,10 @@ class Stack:
 
     @property
     def token(self):
-        for line in (ROOT / ".env.local").read_text().splitlines():
+        for line in self.secrets.read_text().splitlines():
             if line.startswith("INFLUX_TOKEN="):
                 return line.split("=", 1)[1]
-        raise AssertionError("no INFLUX_TOKEN in .env.local")
+        raise AssertionError(f"no INFLUX_TOKEN in {self.secrets}")
 
     def flux(self, query):
         r = requests.post(

@@ -4,16 +4,34 @@ images built locally from the project's own builds (tests/compose/
 build-images.sh) through the test-only tests/compose/stand-ins.yaml. The
 script's own checks say what is proven: healthy from a fresh copy, k6 in
 its container, host, container, $SYS and k6 metrics in InfluxDB, the report,
+the broker conformance suite on the stack's Mosquitto (scripts/conformance.sh),
 data and secrets kept across down and up, nothing running after down.
 About 2.5 minutes with warm caches (148 s measured on 2 cores); the first
 run on a machine adds a debootstrap of 1 to 3 minutes."""
 
+import json
 import os
+import re
 import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import PORT_OFFSET, ROOT, loopback_port
+
+# The stack's own ports and project, never the defaults a user's stack (native
+# or compose) holds: compose.yaml's port variables, which tests/compose/
+# stand-ins.yaml also gives each service to listen on (host networking).
+E2E_ENV = {
+    "MQTT_PORT": loopback_port(13883),
+    "INFLUXDB_PORT": loopback_port(13086),
+    "TELEGRAF_K6_PORT": loopback_port(13187),
+    "NODE_EXPORTER_PORT": loopback_port(13100),
+    "GRAFANA_PORT": loopback_port(13030),
+    "EMQX_DASHBOARD_PORT": loopback_port(13018),
+    "NANOMQ_HTTP_PORT": loopback_port(13081),
+    "VERNEMQ_HTTP_PORT": loopback_port(13088),
+    "COMPOSE_PROJECT_NAME": f"mqtt-bench-e2e-{PORT_OFFSET}",
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +49,52 @@ def docker_engine():
 
 def test_mosquitto_profile_from_a_fresh_copy_runs_fanin_and_reports(docker_engine):
     r = subprocess.run(
-        [str(ROOT / "tests/compose/e2e.sh"), "--broker", "mosquitto", "--stand-ins"],
+        [str(ROOT / "tests/compose/e2e.sh"), "--broker", "mosquitto", "--stand-ins", "--conformance"],
+        env=dict(os.environ, **{k: str(v) for k, v in E2E_ENV.items()}),
         text=True,
         capture_output=True,
         timeout=1500,
     )
-    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+    # The script's own verdict first (its error line), then the stack's last logs.
+    said = "\n".join(line for line in r.stderr.splitlines() if line.startswith(("error:", "warning:", "==> ")))
+    assert r.returncode == 0, said[-4000:] + "\n...\n" + (r.stdout + r.stderr)[-3000:]
     assert "compose end to end (mosquitto): passed" in r.stderr
+
+
+def test_stand_ins_listen_on_the_tests_ports_not_the_defaults():
+    """compose.yaml with tests/compose/stand-ins.yaml, as the end-to-end test
+    renders it: no service listens on, connects to or checks a default port
+    (1883, 8086, 8186, 9100, 3000), which a user's running stack holds."""
+    env = dict(
+        os.environ, COMPOSE_FILE="compose.yaml:tests/compose/stand-ins.yaml", **{k: str(v) for k, v in E2E_ENV.items()}
+    )
+    out = subprocess.run(
+        ["bash", "-c", f". {ROOT}/scripts/lib.sh; compose --profile mosquitto --profile k6 config --format json"],
+        env=env,
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout
+
+    def strings(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                yield from strings(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from strings(v)
+        elif isinstance(x, str):
+            yield x
+
+    services = json.loads(out)["services"]
+    # The one default left is the datasource's address on compose's network,
+    # which the Grafana stand-in maps to INFLUXDB_PORT.
+    found = [
+        (name, s)
+        for name, svc in services.items()
+        for s in strings(svc)
+        if re.search(r"(?<![0-9])(1883|8086|8186|9100|3000)(?![0-9])", s.replace("influxdb:8086=", ""))
+    ]
+    assert not found, found
+    for var in ("MQTT_PORT", "INFLUXDB_PORT", "TELEGRAF_K6_PORT", "NODE_EXPORTER_PORT", "GRAFANA_PORT"):
+        assert str(E2E_ENV[var]) in out, f"no service uses {var}={E2E_ENV[var]}"

@@ -10,25 +10,28 @@
 # writes the report from that data, takes the stack down and up again (data
 # and secrets kept) and down (nothing left running).
 #
-# Usage: tests/compose/e2e.sh [--broker mosquitto] [--stand-ins] [--accept-vernemq-eula] [--keep]
+# Usage: tests/compose/e2e.sh [--broker mosquitto] [--stand-ins] [--accept-vernemq-eula] [--conformance] [--keep]
 #   --stand-ins  images built locally (build-images.sh) instead of pulled,
 #                through tests/compose/stand-ins.yaml (mosquitto only)
 #   --accept-vernemq-eula  writes brokers/vernemq/eula.env in the copy, as
 #                a user who read and accepted VerneMQ's EULA does
+#   --conformance  also run the broker conformance suite (scripts/conformance.sh)
+#                on the stack's broker, as the copy's user would
 #   --keep       leave the copy and the stack's volumes for inspection
 # The same script runs in GitHub's compose matrix with the real images.
 set -euo pipefail
 # shellcheck source=../../scripts/lib.sh
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-broker=mosquitto stand_ins=false keep=false eula=false
+broker=mosquitto stand_ins=false keep=false eula=false conformance=false
 while (($#)); do
   case "$1" in
     --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
     --stand-ins) stand_ins=true; shift ;;
     --accept-vernemq-eula) eula=true; shift ;;
+    --conformance) conformance=true; shift ;;
     --keep) keep=true; shift ;;
-    *) die "unknown argument '$1' (usage: tests/compose/e2e.sh [--broker NAME] [--stand-ins] [--accept-vernemq-eula] [--keep])" ;;
+    *) die "unknown argument '$1' (usage: tests/compose/e2e.sh [--broker NAME] [--stand-ins] [--accept-vernemq-eula] [--conformance] [--keep])" ;;
   esac
 done
 if $stand_ins && [[ "$broker" != mosquitto ]]; then
@@ -46,6 +49,22 @@ fi
 
 # The user's stack and this test's never share containers or volumes.
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-mqtt-bench-e2e}"
+# Nor ports: the caller chooses them (compose.yaml's port variables; the
+# pytest test moves them all off the defaults); each must be free, or the
+# test stops here naming what holds it.
+ports=(MQTT_PORT INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT GRAFANA_PORT)
+case "$broker" in
+  emqx) ports+=(EMQX_DASHBOARD_PORT) ;;
+  nanomq) ports+=(NANOMQ_HTTP_PORT) ;;
+  vernemq) ports+=(VERNEMQ_HTTP_PORT) ;;
+esac
+declare -A default_port=([GRAFANA_PORT]=3000 [EMQX_DASHBOARD_PORT]=18083 [NANOMQ_HTTP_PORT]=8081 [VERNEMQ_HTTP_PORT]=8888)
+for var in "${ports[@]}"; do
+  port="${!var:-${default_port[$var]:-}}"
+  if holder=$(port_holder "$port"); then
+    die "port $port ($var) is held by $holder; or run the test on another port: $var=$((port + 10000)) tests/compose/e2e.sh ..."
+  fi
+done
 work=$(mktemp -d)
 copy="$work/mqtt-bench"
 mkdir -p "$copy"
@@ -108,15 +127,17 @@ grep -Eq 'mqtt: 0:1[0-9]/[0-9:]+ connections [0-9]+/[0-9]+ sent' "$work/k6.log" 
   die "k6 printed no status line at 0:10"
 
 # The README's line for our k6 outside Docker, typed as it stands: the
-# scenario's own defaults (2,000 publishers, 100 subscribers, 1 minute) on
-# 127.0.0.1:1883, the metrics through Telegraf's listener, the result where
-# scripts/report.sh looks. Where this host has no k6 build (GitHub's compose
-# job builds none), the k6 container's run above stands for it.
+# scenario's own defaults (2,000 publishers, 100 subscribers, 1 minute), the
+# metrics through Telegraf's listener, the result where scripts/report.sh
+# looks. The ports are the stack's (the defaults 1883 and 8186 unless the
+# caller moved them, as the test does): MQTT_URL, the README's parameter,
+# points k6 at a moved broker. Where this host has no k6 build (GitHub's
+# compose job builds none), the k6 container's run above stands for it.
 native_run=""
 if [[ -x "$(k6_bin)" ]]; then
-  log "cd k6/scenarios && k6 run --out influxdb=http://127.0.0.1:8186/k6 fanin.js   (our k6, the scenario's defaults)"
-  (cd k6/scenarios && PATH="$(dirname "$(k6_bin)"):$PATH" K6_NO_USAGE_REPORT=true \
-    k6 run --out influxdb=http://127.0.0.1:8186/k6 fanin.js) >"$work/k6-native.log" 2>&1 ||
+  log "cd k6/scenarios && MQTT_URL=mqtt://127.0.0.1:$MQTT_PORT k6 run --out influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6 fanin.js   (our k6, the scenario's defaults)"
+  (cd k6/scenarios && PATH="$(dirname "$(k6_bin)"):$PATH" K6_NO_USAGE_REPORT=true MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" \
+    k6 run --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" fanin.js) >"$work/k6-native.log" 2>&1 ||
     { tail -n 30 "$work/k6-native.log" >&2; die "k6 run fanin.js failed"; }
   native_run=$(grep -o 'result *[^ ]*reports/raw/[^ ]*\.json' "$work/k6-native.log" | sed 's|.*/||; s|\.json$||')
   [[ -n "$native_run" && -s "reports/raw/$native_run.json" ]] || die "k6 run fanin.js left no result in reports/raw"
@@ -167,6 +188,26 @@ env -u INFLUX_TOKEN "$copy/scripts/report.sh" "$run_id"
 rm .env.local
 grep -q "$run_id" "reports/$run_id/report.md" || die "the report does not name its run"
 grep -q "Broker process CPU: max" "reports/$run_id/report.md" || die "the report has no broker CPU from InfluxDB"
+
+if $conformance; then
+  # The broker's log since its start, its metrics endpoint and the secret its
+  # auth claims name, as brokers/<name>/README.md gives them.
+  dc --profile "$broker" logs --no-color --no-log-prefix "$broker" >"$work/broker.log"
+  args=(--broker "$broker" --mqtt-url "mqtt://127.0.0.1:$MQTT_PORT" --log-file "$work/broker.log")
+  case "$broker" in
+    mosquitto) ;;
+    emqx) args+=(--metrics-url "http://127.0.0.1:${EMQX_DASHBOARD_PORT:-18083}/api/v5/prometheus/stats")
+          secret emqx_dashboard_password >"$work/secret" && args+=(--secret-file "$work/secret") ;;
+    nanomq) args+=(--metrics-url "http://127.0.0.1:${NANOMQ_HTTP_PORT:-8081}/api/v4/prometheus")
+            secret nanomq_http_password >"$work/secret" && args+=(--secret-file "$work/secret") ;;
+    vernemq) args+=(--metrics-url "http://127.0.0.1:${VERNEMQ_HTTP_PORT:-8888}/metrics") ;;
+  esac
+  # Telegraf's $SYS subscription would count in Mosquitto's publish/messages/sent.
+  dc --profile "$broker" stop "telegraf-$broker"
+  log "scripts/conformance.sh ${args[*]}"
+  "$copy/scripts/conformance.sh" "${args[@]}"
+  dc --profile "$broker" start "telegraf-$broker"
+fi
 
 log "down, then up again: the data and the secrets stay"
 dc --profile "$broker" down

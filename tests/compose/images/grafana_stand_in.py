@@ -54,10 +54,24 @@ def field(text, key):
     return m and m.group(1).strip("'\"")
 
 
+def network_url(url):
+    """Where compose's network address of a service is under the test's host
+    networking: STAND_IN_PORTS, "host:port=port,...", maps a service's port
+    on compose's network to the port it listens on here (the test moves them
+    all off the defaults)."""
+    u = urlparse(url)
+    for pair in filter(None, os.environ.get("STAND_IN_PORTS", "").split(",")):
+        where, port = pair.split("=")
+        if u.netloc == where:
+            return u._replace(netloc=f"{u.hostname}:{port}").geturl()
+    return url
+
+
 def check_datasource():
     path = PROVISIONING / "datasources/influxdb.yaml"
     text = expand(path.read_text(), path)
     url, org, bucket, token = (field(text, k) for k in ("url", "organization", "defaultBucket", "token"))
+    url = network_url(url)
     query = json.dumps({"query": f'buckets() |> filter(fn: (r) => r.name == "{bucket}")'}).encode()
     req = urllib.request.Request(
         f"{url}/api/v2/query?org={org}",
@@ -126,8 +140,8 @@ def main():
         def log_message(self, *args):
             pass
 
-    print(f"grafana stand-in: {len(boards)} dashboards, datasource token accepted; :3000", flush=True)
     addr = (os.environ.get("GF_SERVER_HTTP_ADDR") or "127.0.0.1", int(os.environ.get("GF_SERVER_HTTP_PORT", "3000")))
+    print(f"grafana stand-in: {len(boards)} dashboards, datasource token accepted; :{addr[1]}", flush=True)
     ThreadingHTTPServer(addr, Handler).serve_forever()
 
 
