@@ -145,12 +145,12 @@ def test_result_file_is_self_describing(stack, k6_bin, tmp_path):
 
 
 def test_progress_line_shows_the_planned_length(stack, k6_bin, tmp_path):
-    # 40 clients at 200/s (0.2 s) + 3 s of load, and 10 s for the connections.
+    # 40 clients at 200/s (0.2 s) + 3 s of load (tests/test_progress.py: the bar).
     env = dict(os.environ, K6_NO_USAGE_REPORT="true", **scenario_env(stack, tmp_path, "p2p"))
     args = [k6_bin, "run", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")]
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "maxDuration: 14s" in p.stdout and "/14s" in p.stdout, p.stdout[-2000:]
+    assert "looping VUs for 4s" in p.stdout and "/4s" in p.stdout, p.stdout[-2000:]
 
 
 def test_step_load_records_step_boundaries(stack, k6_bin, tmp_path):
@@ -360,3 +360,30 @@ def test_a_near_miss_of_a_parameter_is_named_and_mqtt_5_0_is_accepted(stack, k6_
     assert p.returncode == 0, p.stderr[-3000:]
     assert "QOSS is not a parameter: did you mean QOS?" in p.stderr
     assert r["parameters"]["version"] == "5" and r["parameters"]["qos"] == 1
+
+
+@pytest.mark.parametrize(
+    "scenario,env,warned",
+    [
+        ("p2p", {"PAYLOADS": "16,abc"}, ["PAYLOADS=16,abc is not used by this scenario: only the payload sweep"]),
+        ("p2p", {"MQTT_URL_B": "mqtt://127.0.0.1:1884"}, ["MQTT_URL_B=mqtt://127.0.0.1:1884 is not used"]),
+        (
+            "p2p",
+            {"STEPS": "100:2s", "RATE": "10", "DURATION": "5s"},
+            ["RATE=10 is not used", "DURATION=5s is not used"],
+        ),
+        ("conn", {"PUBLISHERS": "3", "RATE": "50"}, ["PUBLISHERS=3 is not used", "RATE=50 is not used"]),
+        ("payload-1K-1K-20K", {"PAYLOAD": "64"}, ["PAYLOAD=64 is not used by this scenario: the payload sweep"]),
+        ("p2p", {"PAYLOAD": "64", "RATE": "10"}, []),
+    ],
+)
+def test_a_parameter_the_scenario_does_not_use_is_named(k6_bin, scenario, env, warned):
+    """Set, but not read by this scenario: a warning names it and why, as
+    for a near miss; one the scenario reads gets none. k6 inspect reads the
+    options as k6 run does, before any connection."""
+    args = [k6_bin, "inspect"] + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [f"{scenario}.js"]
+    p = subprocess.run(args, cwd=SCENARIOS, text=True, capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for w in warned:
+        assert f"{scenario}: {w}" in p.stderr, p.stderr
+    assert p.stderr.count("is not used by this scenario") == len(warned), p.stderr

@@ -73,6 +73,30 @@ const TABLE = [
 // never near them).
 export const KNOWN = TABLE.map(([name]) => name);
 
+// What a scenario leaves unread of the variables a user set: [variable,
+// why(p, flows, d)], why being the reason it is ignored here, or false.
+const publishes = (flows) => flows.some((f) => f.publishers > 0);
+const UNUSED = [
+  ['MQTT_URL_B', (p, flows, d) => !d.bridged && 'only the bridging scenario (bridge-500-500) has a second broker'],
+  ['PUBLISHERS', (p, flows) => !publishes(flows) && 'this scenario opens connections only (SUBSCRIBERS)'],
+  ['RATE', (p, flows) => (!publishes(flows) ? 'this scenario publishes nothing' : p.steps && 'STEPS gives the rates')],
+  ['STEPS', (p, flows) => !publishes(flows) && 'this scenario publishes nothing'],
+  ['DURATION', (p, flows) => publishes(flows) && p.steps && 'STEPS gives the durations'],
+  ['PAYLOAD', (p, flows, d) => (!publishes(flows) ? 'this scenario publishes nothing'
+    : d.payloads && !p.steps && 'the payload sweep takes its sizes from PAYLOADS')],
+  ['PAYLOADS', (p, flows, d) => (!d.payloads ? 'only the payload sweep (payload-1K-1K-20K) reads it; PAYLOAD sets the one size here'
+    : p.steps && 'STEPS replaces the sweep')],
+];
+
+// warnUnused warns about each variable set that this scenario does not read
+// (PAYLOADS=16,abc on p2p.js), as warnUnknown does about near misses.
+export function warnUnused(name, p, flows, d) {
+  for (const [v, why] of UNUSED) {
+    const reason = __ENV[v] !== undefined && __ENV[v] !== '' && why(p, flows, d);
+    if (reason) console.warn(`${name}: ${v}=${__ENV[v]} is not used by this scenario: ${reason} (it is ignored)`);
+  }
+}
+
 // The run's steps: STEPS, a payload sweep, or RATE held for DURATION.
 export function plan(p) {
   if (p.steps) return p.steps;

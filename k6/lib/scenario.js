@@ -6,11 +6,13 @@
 // pubBase, subBase, pubUrl, subUrl }: publishers send to pubTopic (a template
 // such as 'test/{i}'), subscribers subscribe to subTopics, and each message
 // published is expected `fanout` times at the subscribers.
+import { sleep } from 'k6';
 import exec from 'k6/execution';
 import { Counter } from 'k6/metrics';
 import mqtt from 'k6/x/mqtt';
 import internal from 'k6/x/mqtt/internal';
-import { params } from './params.js';
+import * as env from './env.js';
+import { params, warnUnused } from './params.js';
 import { runFlows } from './run.js';
 import { instanceSuffix, summary } from './summary.js';
 import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
@@ -29,6 +31,7 @@ const rateShortfalls = new Counter('mqtt_rate_shortfalls');
 export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
   const flows = workload(p).map((f) => withPrefix(f, p.topic_prefix));
+  if (__VU === 0) warnUnused(name, p, flows, defaults); // once: see params
   if (p.strict_order && flows.some((f) => [].concat(f.subTopics || []).some((t) => t.startsWith('$share/')))) {
     throw new Error(`${name}: STRICT_ORDER=true is invalid for shared subscriptions: a share group spreads a topic ` +
       'over its subscribers, and MQTT does not require order across them (MQTT 5.0 section 4.8.2); use a scenario ' +
@@ -42,16 +45,20 @@ export function scenario(name, defaults, workload) {
   const options = {
     tags: { scenario: name, broker: p.broker },
     scenarios: {
-      // The planned length (and a little for the connections), not a day,
-      // so the progress line tells the truth. The graceful stop holds what
-      // may come on top: each step's wait for its last acks (5 s), the
-      // drain of the last messages (up to 120 s) and the close.
       // MAX_INSTANCES VUs, which k6 splits over a segmented test's
       // instances: each instance's first VU runs the instance's share (one
-      // VU drives thousands of connections), the others end at once.
+      // VU drives thousands of connections), the others wait out the plan
+      // (idle, see run). constant-vus, whose progress is elapsed over its
+      // duration (k6 v1.8.1 lib/executor/constant_vus.go), so the progress
+      // line tells the truth from 0% to 100%: per-vu-iterations counts
+      // iterations done, and the idle VUs' were done at once (97% from the
+      // first second with 32). The duration is the plan (the connection
+      // ramp and the steps); the graceful stop holds what may come on top:
+      // a slow ramp (10 s), each step's wait for its last acks (5 s), the
+      // drain of the last messages (up to 120 s) and the close.
       [name]: {
-        executor: 'per-vu-iterations', vus: p.max_instances, iterations: 1,
-        maxDuration: `${p.planned_s + 10}s`, gracefulStop: `${150 + 5 * p.planned_steps}s`,
+        executor: 'constant-vus', vus: p.max_instances, duration: `${p.planned_s}s`,
+        gracefulStop: `${160 + 5 * p.planned_steps}s`,
       },
     },
     thresholds,
@@ -63,7 +70,23 @@ export function scenario(name, defaults, workload) {
   // second apart, and a RUN_ID whose file exists stops here, before any
   // connection. The instances of a segmented test must share the run id,
   // so there it is the user's to give.
+  // scheduled: the scenario's duration as k6 runs it, in seconds: the
+  // options of an archive are those of `k6 archive`'s parameters.
+  // (A k6 run --duration or --vus replaces the scenario: then the plan.)
+  const scheduled = () => {
+    const sc = (exec.test.options.scenarios || {})[name];
+    return sc && sc.duration ? env.seconds(sc.duration) : p.planned_s;
+  };
+
   function setup() {
+    // An archive keeps the options its parameters made (k6 archive), while
+    // the script reads k6 run's: a plan of other length would hold the
+    // progress bar and the end of the run to the archive's.
+    if (scheduled() !== p.planned_s) {
+      throw new Error(`${name}: this run plans ${p.planned_s} s, but its options (made by k6 archive, with the ` +
+        `parameters given there) schedule ${scheduled()} s: give the parameters that shape the load (DURATION, ` +
+        'STEPS, SCALE, PUBLISHERS, SUBSCRIBERS, CONNECT_RATE, PAYLOADS) to k6 archive with -e, not to k6 run');
+    }
     const seg = internal.segment();
     if (seg.count > 1 && !p.run_id) {
       throw new Error(`${name}: RUN_ID is required with --execution-segment (this is ${seg.segment} of ` +
@@ -87,7 +110,13 @@ export function scenario(name, defaults, workload) {
   }
 
   async function run(data) {
-    if (exec.vu.idInInstance !== 1) return; // see options.scenarios
+    // One iteration of the first VU runs the load; any other waits out the
+    // scenario's duration (and a moment: k6 then starts no other
+    // iteration), so that constant-vus neither spins nor runs the load twice.
+    if (exec.vu.idInInstance !== 1 || exec.vu.iterationInScenario > 0) {
+      sleep(Math.max(0, exec.scenario.startTime + scheduled() * 1000 + 100 - Date.now()) / 1000);
+      return;
+    }
     // On the VU, not only in options.tags: a `k6 run --tag` of the user's
     // replaces options.tags, and these must stay on every sample.
     exec.vu.metrics.tags.run_id = data.run_id;
