@@ -99,13 +99,18 @@ def test_tables_agree_with_result_file_and_influxdb(stack, step_run):
 
 
 def test_capacity_search_picks_the_right_step(stack, step_run):
-    _, t, _ = make_report(step_run)
-    cpus = [s["cpu_avg"] for s in t["steps"]]
+    _, t, md = make_report(step_run)
+    # Judged on the broker's own CPU (procstat natively), over the host's cores.
+    cores = step_run["result"]["host"]["cpus"]
+    assert f"judged on the broker process's CPU as a share of the broker host's {cores} cores" in md, md
+    for s in t["steps"]:
+        assert s["cpu_judged"] == pytest.approx(s["broker_cpu_avg"] / cores)
+    cpus = [s["cpu_judged"] for s in t["steps"]]
     # A bound between the step CPUs: the answer is the highest-TPS step
     # whose CPU is under it, computed here independently.
-    target = sorted(cpus)[1] + 0.01
+    target = sorted(cpus)[1] + 0.001
     _, t2, md = make_report(step_run, "--cpu-target", str(target))
-    fits = [s for s in t2["steps"] if s["cpu_avg"] <= target and s["passed"]]
+    fits = [s for s in t2["steps"] if s["cpu_judged"] <= target and s["passed"]]
     expected = max(fits, key=lambda s: s["tps"])
     assert t2["capacity"]["recommended"]["rate"] == expected["rate"]
     assert f"at step {expected['rate']:,.1f} msg/s" in md
@@ -135,14 +140,56 @@ def test_basic_set_summary_has_the_reports_figures(step_run, tmp_path):
 
 
 def test_capacity_rule():
-    def row(rate, cpu, ok=True):
-        return {"rate": rate, "tps": 2 * rate, "cpu_avg": cpu, "passed": ok}
+    def row(rate, cpu, ok=True, broker=None):
+        return {"rate": rate, "tps": 2 * rate, "cpu_avg": cpu, "broker_cpu_avg": broker, "passed": ok}
 
     rows = [row(1000, 30), row(2000, 55), row(3000, 74.9), row(4000, 80), row(5000, 95)]
     assert tables.capacity(rows, 75, True)["recommended"]["rate"] == 3000
+    assert tables.capacity(rows, 75, True)["cpu"].startswith("host CPU (1 - idle): every process on the host")
     rows[2]["passed"] = False  # a step failing its checks is not recommended
     assert tables.capacity(rows, 75, True)["recommended"]["rate"] == 2000
-    assert tables.capacity([row(1, None)], 75, True)["reason"] == "host CPU is missing from InfluxDB for every step"
+    none = [row(1, None), row(2, None)]
+    assert tables.capacity(none, 75, True)["reason"] == "host CPU is missing from InfluxDB for every step"
+
+
+def test_one_step_has_no_capacity():
+    """One load level shows no limit: a capacity needs steps."""
+    assert (
+        tables.capacity([{"rate": 1000, "tps": 2000, "cpu_avg": 72.0, "broker_cpu_avg": 8.0, "passed": True}], 75, True)
+        is None
+    )
+
+
+def test_capacity_is_judged_on_the_broker_and_warns_when_others_dominate():
+    # A 2-core host: the broker process at 8% of one core is 4% of the
+    # host; the host at 72% busy is other programs.
+    rows = [
+        {"rate": 1000, "tps": 2000, "cpu_avg": 72.0, "broker_cpu_avg": 8.0, "passed": True},
+        {"rate": 2000, "tps": 4000, "cpu_avg": 80.0, "broker_cpu_avg": 16.0, "passed": True},
+    ]
+    c = tables.capacity(rows, 75, True, cores=2)
+    assert c["cpu"] == "the broker process's CPU as a share of the broker host's 2 cores"
+    assert [r["cpu_judged"] for r in rows] == [4.0, 8.0] and c["recommended"]["rate"] == 2000
+    assert c["warning"].startswith("other processes used more of the host's CPU than the broker"), c["warning"]
+    assert "the host was 80.0% busy, the broker 8.0%" in c["warning"]
+    # Without the broker's CPU for every step, the host's is judged, and said to be.
+    rows[0]["broker_cpu_avg"] = None
+    c = tables.capacity(rows, 75, True, cores=2)
+    assert c["recommended"]["rate"] == 1000 and "host CPU (1 - idle)" in c["cpu"] and not c["warning"]
+
+
+def test_a_single_step_runs_report_has_no_capacity_line(stack, k6_bin, tmp_path, step_run):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    run_id = f"report-one-step-{int(time.time())}"
+    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, raw, DURATION="3s")
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = report([run_id, "--results", str(raw), "--out", str(tmp_path)], step_run["env"])
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / run_id / "report.md").read_text()
+    assert "Capacity (" not in md and "One load level: no capacity" in md, md
+    t = json.loads((tmp_path / run_id / "results.json").read_text())
+    assert t["capacity"] is None and "knee" not in t["charts"]
 
 
 def test_charts_are_non_empty_images(step_run):

@@ -106,9 +106,11 @@ def report_one(run, influx, influx_problem, args):
     t["written_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     out.mkdir(parents=True, exist_ok=True)
     made = charts.run_charts(out, run, res, charts.spans(t))
-    k = charts.knee(out, t["steps"], args.cpu_target)
+    k = t["capacity"] and charts.knee(out, t["steps"], args.cpu_target)
     if k:
         made["knee"] = k
+    # The live view scripts/bench.sh opened (k6's web dashboard), as k6 saved it beside the report.
+    t["live_view"] = "k6-dashboard.html" if (out / "k6-dashboard.html").is_file() else None
     facts = broker_facts.load(run["broker"])
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
     env.globals["mb"] = mb
@@ -137,7 +139,7 @@ def report_one(run, influx, influx_problem, args):
 def compare(results, args):
     rows = []
     for t, run in results:
-        best = t["capacity"]["recommended"] or (t["steps"][-1] if t["steps"] else {})
+        best = (t["capacity"] or {}).get("recommended") or (t["steps"][-1] if t["steps"] else {})
         rows.append(
             {
                 "run_id": t["run_id"],

@@ -115,13 +115,14 @@ def run_charts(out, run, res, shaded=()):
 
 
 def knee(out, rows, cpu_target):
-    """Capacity knee: CPU and p99 latency against the workload of each step."""
-    pts = [r for r in rows if r["cpu_avg"] is not None]
+    """Capacity knee: the CPU the capacity judged (tables.capacity's
+    cpu_judged) and p99 latency against the workload of each step."""
+    pts = [r for r in rows if r.get("cpu_judged") is not None]
     if len(pts) < 2:
         return None
     fig, ax = plt.subplots(figsize=(8, 4))
     x = [r["tps"] for r in pts]
-    ax.plot(x, [r["cpu_avg"] for r in pts], "o-", label="average CPU % (1 - idle)")
+    ax.plot(x, [r["cpu_judged"] for r in pts], "o-", label="average CPU % judged (report: Capacity)")
     ax.axhline(cpu_target, color="red", linestyle="--", linewidth=1, label=f"{cpu_target}% CPU target")
     ax.set_xlabel("workload TPS (in + out)")
     ax.set_ylabel("CPU %")

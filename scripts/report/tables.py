@@ -105,14 +105,35 @@ def step_rows(run, res):
     return rows
 
 
-def capacity(rows, cpu_target, run_ok):
+def capacity(rows, cpu_target, run_ok, cores=None):
     """The guide's method: the highest step whose average CPU stays at or
-    under the target with its checks passing."""
-    fits = [r for r in rows if r["cpu_avg"] is not None and r["cpu_avg"] <= cpu_target and r["passed"]]
-    out = {"cpu_target": cpu_target, "recommended": None, "reason": None}
-    if not rows:
-        out["reason"] = "the run has no publish steps"
-    elif all(r["cpu_avg"] is None for r in rows):
+    under the target with its checks passing. None for fewer than two steps:
+    one load level shows no limit, so it has no capacity. The CPU judged
+    (each row's cpu_judged) is the broker process's, as a share of the
+    broker host's cores, where InfluxDB has it for every step; else the
+    host's (1 - idle), which counts every process (the generator's too),
+    and the result says so. A warning names a step where other processes
+    used more of the host than the broker did."""
+    if len(rows) < 2:
+        return None
+    broker = cores and all(r.get("broker_cpu_avg") is not None for r in rows)
+    for r in rows:
+        r["cpu_judged"] = r["broker_cpu_avg"] / cores if broker else r["cpu_avg"]
+    out = {"cpu_target": cpu_target, "recommended": None, "reason": None, "warning": None}
+    if broker:
+        out["cpu"] = f"the broker process's CPU as a share of the broker host's {cores} cores"
+        others = [r for r in rows if r["cpu_avg"] is not None and r["cpu_avg"] - r["cpu_judged"] > r["cpu_judged"]]
+        if others:
+            r = others[-1]
+            out["warning"] = (
+                f"other processes used more of the host's CPU than the broker (at step {r['rate']:,.1f} msg/s "
+                f"the host was {r['cpu_avg']:.1f}% busy, the broker {r['cpu_judged']:.1f}%): "
+                "host CPU is not the broker's"
+            )
+    else:
+        out["cpu"] = "host CPU (1 - idle): every process on the host, not the broker's alone (no broker-process CPU)"
+    fits = [r for r in rows if r["cpu_judged"] is not None and r["cpu_judged"] <= cpu_target and r["passed"]]
+    if all(r["cpu_judged"] is None for r in rows):
         out["reason"] = "host CPU is missing from InfluxDB for every step"
     elif not fits:
         out["reason"] = f"no step stayed at or under {cpu_target}% CPU with its checks passing"
@@ -250,7 +271,7 @@ def build(run, influx, cpu_target):
         "broker": run["broker"],
         "passed": run["passed"],
         "steps": rows,
-        "capacity": capacity(rows, cpu_target, ok),
+        "capacity": capacity(rows, cpu_target, ok, res.broker_host.get("cpus") or local_cores(run, res)),
         "mqttbs": mqttbs(run, res),
         "success": success(run),
         "connections": connections(run),
@@ -260,6 +281,12 @@ def build(run, influx, cpu_target):
         "outages": gaps.outages(run),
         "missing": res.missing,
     }
+
+
+def local_cores(run, res):
+    """The generator host's cores when it is the broker's host (node_exporter
+    names the broker host's own when it reports)."""
+    return (run["host"].get("cpus") or None) if generator(run, res)["shares_broker_host"] else None
 
 
 def instances(run):

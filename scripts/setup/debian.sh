@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Debian packages: the native broker, node_exporter, the clients tests use, and
-# the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env).
+# Debian packages: the native broker, node_exporter, the clients tests use,
+# the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env), and the
+# headless browser the tests open dashboards with (tests/test_live_view.py).
 set -euo pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 pkgs=(mosquitto mosquitto-clients prometheus-node-exporter curl jq procps iproute2 shellcheck)
+# Debian's chromium, unless a Chrome is there already (GitHub's Ubuntu runners
+# have google-chrome; Ubuntu's chromium package is a snap).
+command -v chromium chromium-browser google-chrome >/dev/null || pkgs+=(chromium)
 mapfile -t missing < <(missing_packages "${pkgs[@]}")
 ((${#missing[@]} == 0)) && exit 0
 apt_install "${missing[@]}"
