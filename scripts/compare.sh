@@ -15,6 +15,10 @@
 #                     compose when Docker and every broker's image are here.
 #   --target N=URL    a broker already running (another host, another config):
 #                     not started or stopped; unreachable ones are marked.
+#   --target N=URL,pid=P  (or ,process=NAME) on this host: its process's CPU
+#                     and RSS measured during its run by Telegraf's procstat
+#                     (telegraf/native/procstat.conf, as for the stack's own
+#                     broker), into the native stack's InfluxDB.
 #   --search          a capacity search per broker (scripts/capacity.sh)
 #                     instead of one run; --cpu-target and its own options
 #                     (--qos 1, --p99-ms 50, --trial 30s, --budget 15m, ...) go to it.
@@ -35,6 +39,25 @@ URL_RE='^(mqtt|tcp|mqtts|ssl|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:([0-9]
 
 # bad MESSAGE: bad input, before anything starts (exit 2).
 bad() { printf 'error: %s\n' "$*" >&2; exit 2; }
+
+# watched_pid NAME URL pid=P|process=NAME: the pid of a target's process on
+# this host, for procstat (watch_process); bad input otherwise.
+watched_pid() {
+  local pids=() what="${3#*=}"
+  [[ "$2" =~ ^[a-z]+://(127\.[0-9.]+|localhost|\[::1\])(:|/|$) ]] ||
+    bad "--target $1: ${3%%=*}= watches a process on this host, and $2 is not on loopback: leave it out (its host's own Telegraf can report it with BROKER=$1)"
+  case "$3" in
+    pid=*) [[ "$what" =~ ^[0-9]+$ && -d "/proc/$what" ]] || bad "--target $1: $3 is no running process (pid=N, e.g. pid=\$(pgrep -x mosquitto))"
+      pids=("$what") ;;
+    process=?*) mapfile -t pids < <(pgrep -x -- "$what" || true)
+      ((${#pids[@]})) || bad "--target $1: no process is named '$what' (process=NAME is the exact name pgrep -x finds)"
+      ((${#pids[@]} == 1)) || bad "--target $1: ${#pids[@]} processes are named '$what' (pids ${pids[*]}): give the one with pid=N" ;;
+    *) bad "--target $1: after the URL comes pid=N or process=NAME (the broker's process, for its CPU and RSS); got '$3'" ;;
+  esac
+  "$ROOT/scripts/stack.sh" status >/dev/null 2>&1 ||
+    bad "--target $1: $3 is measured by Telegraf into the native stack's InfluxDB, and the native stack is not running: scripts/stack.sh up first"
+  echo "${pids[0]}"
+}
 
 brokers=() targets=() k6_env=()
 brokers_arg() {
@@ -68,7 +91,7 @@ done
 # --- Input, checked before anything starts ------------------------------
 ((${#brokers[@]} + ${#targets[@]})) ||
   bad "name the brokers to compare: --broker mosquitto,emqx,... (brokers this stack starts) and/or --target NAME=URL (brokers already running), e.g. --target emqx=mqtt://10.0.0.5:1883"
-declare -A seen=() target_url=()
+declare -A seen=() target_url=() target_pid=()
 for b in "${brokers[@]}"; do
   known=false
   for k in "${KNOWN_BROKERS[@]}"; do [[ "$b" == "$k" ]] && known=true; done
@@ -79,7 +102,8 @@ done
 target_names=()
 for t in "${targets[@]}"; do
   [[ "$t" == *=* ]] || bad "--target takes NAME=URL, e.g. --target emqx=mqtt://10.0.0.5:1883; got '$t'"
-  name="${t%%=*}" url="${t#*=}"
+  name="${t%%=*}" url="${t#*=}" watch=""
+  [[ "$url" == *,* ]] && watch="${url#*,}" url="${url%%,*}"
   [[ "$name" =~ $NAME_RE ]] ||
     bad "--target: the name '$name' must be letters, digits, '.', '_' or '-' (at most 40; it becomes part of the run id), e.g. --target emqx=mqtt://10.0.0.5:1883"
   [[ "$url" =~ $URL_RE ]] ||
@@ -87,6 +111,7 @@ for t in "${targets[@]}"; do
   [[ -z "${seen[$name]:-}" ]] || bad "--target: the name '$name' is used twice: give each broker its own name"
   seen[$name]=1 target_url[$name]="$url"
   target_names+=("$name")
+  [[ -z "$watch" ]] || target_pid[$name]=$(watched_pid "$name" "$url" "$watch")
 done
 if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
   known=("$ROOT"/k6/scenarios/*.js)
@@ -111,6 +136,9 @@ if $search; then
         bad "-e ${kv%%=*} is the capacity search's to set: use --start-rate/--max-rate, --qos, --trial or --p99-ms with --search" ;;
     esac
   done
+fi
+if $search && ((${#target_pid[@]})); then
+  bad "--target NAME=URL,pid=... measures the process during a run; the capacity search judges a target on its host's CPU: leave pid=/process= out with --search"
 fi
 if $search && [[ ! -x "$ROOT/scripts/capacity.sh" ]]; then
   bad "--search runs scripts/capacity.sh per broker, and it is not here: run without --search (one run per broker)"
@@ -141,11 +169,11 @@ entry() {
   $search && id_key=search_id
   entries+=("$(jq -nc --arg name "$1" --arg kind "$2" --arg mode "$3" --arg url "$4" --arg status "$5" \
     --arg short "$6" --arg reason "$7" --arg version "$8" --argjson influx "$9" --arg host_tag "${10}" \
-    --arg id "$compare_id-$1" --arg id_key "$id_key" --arg log "logs/$1.log" \
+    --arg id "$compare_id-$1" --arg id_key "$id_key" --arg log "logs/$1.log" --arg pid "${target_pid[$1]:-}" \
     'def opt: if . == "" then null else . end;
      {name: $name, kind: $kind, mode: $mode, url: ($url | opt), status: $status, short: ($short | opt),
       reason: ($reason | opt), version: ($version | opt), influx: $influx, host_tag: ($host_tag | opt),
-      log: $log} + {($id_key): $id}')")
+      pid: ($pid | opt | if . then tonumber else . end), log: $log} + {($id_key): $id}')")
   if [[ "$5" != ran ]]; then
     marked=$((marked + 1))
     warn "$1: $5: $7"
@@ -218,6 +246,38 @@ sys_version() {
   command -v mosquitto_sub >/dev/null || return 0
   timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
 }
+
+# watch_process NAME PID LOG: a Telegraf of its own with the native stack's
+# procstat input (telegraf/native/procstat.conf) on PID, its points tagged
+# broker=NAME (the target's tag, which the report reads its process under),
+# into the native stack's InfluxDB at the stack's intervals; WATCHER is its
+# pid, for unwatch.
+WATCHER=""
+watch_process() {
+  local buffer settings="$STATE/stack.env"
+  buffer=$(mktemp -d)
+  echo "$2" >"$out/logs/$1.pid"
+  load_influx_token
+  (
+    # shellcheck source=/dev/null # written by scripts/stack.sh up
+    [[ -f "$settings" ]] && { set -a; . "$settings"; set +a; }
+    export INFLUX_TOKEN
+    exec env INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
+      BROKER="$1" BROKER_PIDFILE="$out/logs/$1.pid" TELEGRAF_BUFFER_DIR="$buffer" \
+      "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" --config "$ROOT/telegraf/native/procstat.conf"
+  ) >>"$3" 2>&1 &
+  WATCHER=$!
+  log "$1: its process (pid $2) watched by Telegraf's procstat (pid $WATCHER), tagged broker=$1"
+}
+
+# unwatch: stops the watcher, which writes what it holds as it exits.
+unwatch() {
+  [[ -n "$WATCHER" ]] || return 0
+  kill -TERM "$WATCHER" 2>/dev/null || true
+  wait "$WATCHER" 2>/dev/null || true
+  WATCHER=""
+}
+trap unwatch EXIT
 
 # Metrics reach InfluxDB when a Telegraf k6 listener answers here (native
 # stack, or a compose profile's Telegraf).
@@ -332,6 +392,7 @@ for name in "${target_names[@]}"; do
   else
     log "$name: no Telegraf listener at 127.0.0.1:$TELEGRAF_K6_PORT: run without InfluxDB (host and broker metrics missing)"
   fi
+  [[ -z "${target_pid[$name]:-}" ]] || watch_process "$name" "${target_pid[$name]}" "$logf"
   log "$name: running $scenario on $url (run $run_id); log: $logf"
   (
     ulimit -n "$(ulimit -Hn)"
@@ -339,6 +400,7 @@ for name in "${target_names[@]}"; do
       RESULTS_DIR="$ROOT/reports/raw"
     exec "$(k6_bin)" run --address "" "${out_args[@]}" "${env_args[@]}" "$ROOT/k6/scenarios/$scenario.js"
   ) 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+  unwatch
   if result_ok "$run_id"; then
     ((rc == 0)) || log "$name: the run's thresholds failed (k6 exit code $rc): its column says which"
     if $influx; then sleep 2; run_report "$run_id"; else run_report --no-influx "$run_id"; fi # Telegraf's last flush

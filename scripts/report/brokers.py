@@ -141,9 +141,15 @@ def disclosure(b, manifest):
             )
             lines.append(f"**Thresholds:** {verdict}.")
     if b.get("host_tag"):
+        watched = (
+            f"its process (pid {b['pid']}) was watched during its run by a Telegraf of its own with the stack's "
+            f"procstat input, tagged broker={b['name']}"
+            if b.get("pid")
+            else "the target's own process is not watched by it (--target NAME=URL,pid=N watches it)"
+        )
         lines.append(
             f"**Host metrics:** this host's Telegraf (its points tagged broker={b['host_tag']}, the native stack's), "
-            "the target being on loopback; the target's own process is not watched by it."
+            f"the target being on loopback; {watched}."
         )
     for m in b.get("missing") or []:
         lines.append(f"**Missing:** {m}.")
@@ -243,7 +249,7 @@ def main(argv=None):
     )
     (out / "compare.md").write_text(text)
     keep = (
-        "name kind mode url status short reason version run_id search_id host_tag influx report result "
+        "name kind mode url status short reason version run_id search_id host_tag pid influx report result "
         "figures missing generator_warning log"
     ).split()
     (out / "results.json").write_text(
