@@ -22,6 +22,9 @@ def test_stack_up_names_the_program_holding_a_port_and_how_to_free_it(tmp_path):
         held.bind(("127.0.0.1", port))
         held.listen()
         s = Stack(tmp_path / "state")
+        # Ports of its own: the session's test stack may hold TEST_PORTS.
+        for i, var in enumerate(("INFLUXDB_PORT", "TELEGRAF_K6_PORT", "MQTT_PORT")):
+            s.env[var] = str(loopback_port(11975 + i))
         s.env["NODE_EXPORTER_PORT"] = str(port)
         r = s.run("up", check=False)
     assert r.returncode != 0
