@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loopback_port, run_k6, wait_until
+from conftest import ROOT, loopback_port, run_k6
 from test_scenarios import SCENARIOS, mosquitto
-from test_shared_probe import listening
+from test_shared_probe import mochi_broker
 
 # p2p at QoS 1, at a rate this machine sustains beside the broker.
 LOAD = {"QOS": "1", "PUBLISHERS": "10", "SUBSCRIBERS": "10", "RATE": "5000", "DURATION": "4s", "P99_MS": "1000"}
@@ -22,20 +22,8 @@ LOAD = {"QOS": "1", "PUBLISHERS": "10", "SUBSCRIBERS": "10", "RATE": "5000", "DU
 
 @pytest.fixture(scope="module")
 def reordering_broker(tmp_path_factory):
-    binary = tmp_path_factory.mktemp("testbroker") / "testbroker"
-    subprocess.run(
-        ["go", "build", "-o", str(binary), "./internal/testbroker/cmd/testbroker"],
-        cwd=ROOT / "k6/extension",
-        check=True,
-    )
-    port = loopback_port(11965)
-    proc = subprocess.Popen([str(binary), "-port", str(port), "-reorder-every", "50"])
-    try:
-        assert wait_until(lambda: listening(port), timeout=10), "testbroker did not start"
-        yield f"mqtt://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with mochi_broker(tmp_path_factory.mktemp("testbroker"), loopback_port(11965), "-reorder-every", "50") as url:
+        yield url
 
 
 def run(k6_bin, tmp_path, url, **env):

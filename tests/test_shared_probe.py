@@ -3,6 +3,7 @@ before load, naming the scenario and the filter, instead of reporting 100%
 loss at the end. The broker is the test-only mochi-mqtt program
 k6/extension/internal/testbroker, which takes $share/... literally."""
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -21,22 +22,29 @@ def listening(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.fixture(scope="module")
-def literal_share_broker(tmp_path_factory):
-    binary = tmp_path_factory.mktemp("testbroker") / "testbroker"
+@contextlib.contextmanager
+def mochi_broker(tmp, port, *flags):
+    """The test-only mochi-mqtt broker (k6/extension/internal/testbroker),
+    built into tmp and run on port with flags; yields its URL."""
+    binary = tmp / "testbroker"
     subprocess.run(
         ["go", "build", "-o", str(binary), "./internal/testbroker/cmd/testbroker"],
         cwd=ROOT / "k6/extension",
         check=True,
     )
-    port = loopback_port(11891)
-    proc = subprocess.Popen([str(binary), "-port", str(port), "-literal-share"])
+    proc = subprocess.Popen([str(binary), "-port", str(port), *flags])
     try:
         assert wait_until(lambda: listening(port), timeout=10), "testbroker did not start"
         yield f"mqtt://127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def literal_share_broker(tmp_path_factory):
+    with mochi_broker(tmp_path_factory.mktemp("testbroker"), loopback_port(11891), "-literal-share") as url:
+        yield url
 
 
 def run_sharedsub(k6_bin, tmp_path, url, **env):
