@@ -4,7 +4,7 @@
 # otherwise the native stack (building what is missing), and says which.
 #
 # Usage: scripts/bench.sh [--broker mosquitto] [--scenario p2p] [--native|--compose]
-#                        [--instances N] [k6 options...]
+#                        [--instances N] [--impair PROFILE] [k6 options...]
 #   k6 options go to `k6 run` as given: -e NAME=VALUE sets scenario parameters
 #   (-e QOS=0 -e RATE=5000 -e DURATION=2m; README: Parameters), and --out,
 #   --summary-export, --tag ... work as in k6. Under compose, k6 runs in its
@@ -14,9 +14,14 @@
 #   --instances N splits the load over N k6 processes on this host (k6's
 #   execution segments, one source address each natively), then merges
 #   their results (k6 x mqtt-merge) into one, judged as one run.
+#   --impair PROFILE puts a Toxiproxy between k6 and the broker with the
+#   profile's toxics (lan, wan, 4g, 3g, satellite: toxiproxy/profiles.toml,
+#   or a file of your own: path/to/file.toml), recorded in the result.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=impair.sh
+. "$(dirname "$0")/impair.sh"
 
 # Several brokers (--broker a,b,...) are a comparison: the same scenario on
 # each in turn, one report with a column per broker (scripts/compare.sh).
@@ -25,7 +30,7 @@ for ((i = 1; i < $#; i++)); do
   if [[ "${!i}" == --broker && "${!j}" == *,* ]]; then exec "$ROOT/scripts/compare.sh" "$@"; fi
 done
 
-broker=mosquitto scenario=p2p mode=auto instances=1
+broker=mosquitto scenario=p2p mode=auto instances=1 impair=""
 k6_env=() k6_args=()
 while (($#)); do
   case "$1" in
@@ -34,16 +39,17 @@ while (($#)); do
     --native) mode=native; shift ;;
     --compose) mode=compose; shift ;;
     --instances) instances="${2:?--instances needs a number}"; shift 2 ;;
+    --impair) impair="${2:?--impair needs a profile: lan, wan, 4g, 3g, satellite or path/to/file.toml}"; shift 2 ;;
     -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*)
       # Any other k6 option, with its value: this script takes no
       # positional argument, so a word that follows an option is its value.
       k6_args+=("$1"); shift
       if (($#)) && [[ "$1" != -* ]]; then k6_args+=("$1"); shift; fi
       ;;
-    *) die "unexpected argument '$1': options of this script are --broker, --scenario, --native, --compose, --instances; the rest go to k6 (see scripts/bench.sh --help)" ;;
+    *) die "unexpected argument '$1': options of this script are --broker, --scenario, --native, --compose, --instances, --impair; the rest go to k6 (see scripts/bench.sh --help)" ;;
   esac
 done
 
@@ -67,6 +73,15 @@ mqtt_host=127.0.0.1
 for kv in "${k6_env[@]}"; do
   [[ "$kv" == MQTT_URL=* ]] && mqtt_host="$(sed -E 's#^[a-z]+://##; s#[:/].*$##' <<<"${kv#MQTT_URL=}")"
 done
+if [[ -n "$impair" ]]; then
+  impair_check "$impair"
+  ((instances == 1)) || die "--impair with --instances $instances: the merge of instances does not carry the network record yet; run one instance"
+  for kv in "${k6_env[@]}"; do
+    [[ "$kv" != MQTT_URL=* ]] || die "--impair routes the stack's broker through Toxiproxy: leave -e MQTT_URL out (or impair by hand: README, Network impairment)"
+  done
+  [[ "$mode" != compose ]] || die "--impair runs natively so far (a toxiproxy service under compose is not there yet): use --native"
+  mode=native
+fi
 for a in "${k6_args[@]}"; do
   [[ "$a" != --execution-segment* ]] || ((instances == 1)) ||
     die "--instances sets each process's --execution-segment itself: give one or the other"
@@ -175,11 +190,23 @@ if [[ "$mode" == native ]]; then
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
+  url="mqtt://127.0.0.1:$MQTT_PORT"
+  if [[ -n "$impair" ]]; then
+    # However the run ends (k6 killed, Ctrl-C, a failure), the proxy goes.
+    trap impair_stop EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+    impair_start "$impair" "127.0.0.1:$MQTT_PORT"
+    url="$impair_url"
+    impair_events "$impair"
+  fi
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" RESULTS_DIR="$ROOT/reports/raw"
+    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw"
   launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js"
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
+  impair_stop
 else
   log "starting the $broker profile and waiting until healthy"
   compose --profile "$broker" up -d --wait

@@ -44,6 +44,7 @@ telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegra
 compose_bin()  { echo "$CACHE/compose/$DOCKER_COMPOSE_VERSION/docker-compose"; }
 k6_bin()       { echo "$CACHE/k6/$K6_VERSION-$(k6_key)/k6"; }
 staticcheck_bin() { echo "$CACHE/staticcheck/$STATICCHECK_VERSION/staticcheck"; }
+toxiproxy_bin() { echo "$CACHE/toxiproxy/$TOXIPROXY_VERSION/toxiproxy-server"; }
 
 # The telegraf build tags decide the binary, so they are part of its key.
 TELEGRAF_PLUGINS=(

@@ -7,7 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || die "Go is required (go >= 1.25 for k6 $K6_VERSION): install it and re-run"
-all=(debian python telegraf k6 compose influxd staticcheck)
+all=(debian python telegraf k6 compose influxd staticcheck toxiproxy)
 # On request only: the Docker engine for the compose end-to-end test.
 optional=(docker)
 steps=("${@:-${all[@]}}")

@@ -5,6 +5,7 @@
 // k6/extension/result). Reports read only these files and InfluxDB.
 import mqtt from 'k6/x/mqtt';
 import internal from 'k6/x/mqtt/internal';
+import { network } from './network.js';
 
 const latencyKinds = {
   pub_to_sub: 'mqtt_latency',
@@ -74,6 +75,7 @@ export function result(data, p, flows) {
     versions: { k6: st.k6_version, extension: st.version, broker: __ENV.BROKER_VERSION || null },
     host: mqtt.host(),
     generator: st.process, // the k6 process's own CPU seconds and peak RSS
+    ...(network ? { network } : {}), // the impaired path (scripts/bench.sh --impair), if any
     thresholds,
     metrics: judgedMetrics,
     counts: st.counters,

@@ -25,7 +25,7 @@ from jinja2 import Environment, FileSystemLoader
 
 import broker_facts
 
-from . import charts, diagnosis, tables
+from . import charts, diagnosis, network, tables
 from .influx import Influx
 from .results import MissingData, find, instance_dirs
 
@@ -115,6 +115,7 @@ def report_one(run, influx, influx_problem, args):
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
     env.globals["mb"] = mb
     env.globals["utc"] = utc
+    env.globals["network"] = network.describe
     text = env.get_template("report.md.j2").render(
         t=t,
         run=run.data,

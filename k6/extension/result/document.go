@@ -43,6 +43,10 @@ type Result struct {
 	Host       json.RawMessage  `json:"host"`
 	// The k6 process's own CPU seconds and peak RSS (a merge: summed).
 	Generator map[string]any `json:"generator"`
+	// The impaired network path between generator and broker, when there
+	// was one (scripts/bench.sh --impair): the profile and every toxic as
+	// Toxiproxy held them (scripts/impair.py's record).
+	Network json.RawMessage `json:"network,omitempty"`
 
 	Thresholds map[string]bool `json:"thresholds"`
 	// k6's own values of every metric with thresholds, for a merge to

@@ -34,3 +34,15 @@ func TestTheMergeOnlyFactsAreOptionalInTheSchema(t *testing.T) {
 		}
 	}
 }
+
+func TestTheImpairedNetworkPathIsKeptInTheFile(t *testing.T) {
+	r, err := Decode([]byte(`{"schema": "mqtt-bench/result/v1", "network": {"profile": "wan",
+	 "toxics": [{"name": "latency_up", "type": "latency", "stream": "upstream", "attributes": {"latency": 40}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Encode()
+	if err != nil || !strings.Contains(string(b), `"profile": "wan"`) || !strings.Contains(string(b), `"latency": 40`) {
+		t.Fatalf("%v %s", err, b)
+	}
+}

@@ -1,0 +1,147 @@
+"""Network impairment (scripts/bench.sh --impair): a real Toxiproxy between
+the real k6 build and the native stack's Mosquitto; the added delay shows in
+the measured latency, the profile in the result and the report, and no
+proxy outlives its run."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, loopback_port, wait_until
+
+PORTS = {"TOXIPROXY_PORT": str(loopback_port(18474)), "TOXIPROXY_MQTT_PORT": str(loopback_port(12884))}
+
+
+def listening(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", int(port))) == 0
+
+
+def bench(stack, *args, **env):
+    return subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", *args],
+        env={**stack.env, **PORTS, "K6_WEB_DASHBOARD": "false", **env},
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
+
+
+def cleanup(run_id):
+    (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
+    shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    "profile,message",
+    [
+        ("wann", "--impair wann: no profile 'wann': the named profiles are lan, wan, 4g, 3g, satellite"),
+        ("nowhere/x.toml", "--impair nowhere/x.toml: no such file nowhere/x.toml"),
+        ("{file}", "--impair {file}: up.bandwidth_kbit=100 is not a multiple of 8"),
+    ],
+)
+def test_a_bad_profile_is_refused_before_anything_starts(tmp_path, profile, message):
+    f = tmp_path / "custom.toml"
+    f.write_text("[slow]\nup = { latency_ms = 10, bandwidth_kbit = 100 }\n")
+    # No stack, no proxy: the refusal comes before either would start.
+    env = {**os.environ, **PORTS, "MQTTBENCH_STATE": str(tmp_path / "state")}
+    r = subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", "--impair", profile.format(file=f)],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert r.returncode == 2, r.stderr
+    assert message.format(file=f) in r.stderr, r.stderr
+    assert not (tmp_path / "state").exists() and not listening(PORTS["TOXIPROXY_PORT"])
+
+
+def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(stack):
+    # The README's command: p50 at least the 80 ms the profile adds.
+    run_id = f"impair-wan-{time.time_ns()}"
+    r = bench(stack, "--impair", "wan", "-e", "DURATION=20s", "-e", "SCALE=0.2", "-e", f"RUN_ID={run_id}")
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        net = res["network"]
+        assert net["profile"] == "wan" and net["proxy"]["upstream"] == f"127.0.0.1:{stack.env['MQTT_PORT']}"
+        assert res["parameters"]["url"] == f"mqtt://127.0.0.1:{PORTS['TOXIPROXY_MQTT_PORT']}"
+        lat = {(t["type"], t["stream"]): t["attributes"] for t in net["toxics"]}
+        assert lat == {
+            ("latency", "upstream"): {"latency": 40, "jitter": 5},
+            ("latency", "downstream"): {"latency": 40, "jitter": 5},
+        }
+        assert net["added_latency_ms"]["pub_to_sub"] == 80
+        p50 = res["latency_ms"]["pub_to_sub"]["p50"]
+        assert 80 <= p50 < 80 + 40, p50
+        # P99_MS (100) is the broker's share, on top of what the path adds at most.
+        assert res["thresholds"]["mqtt_latency_p99 value<190"] is True
+        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "Network impaired: profile `wan`" in report
+        assert "| added by network profile `wan` | 80 |" in report
+        assert "latency 40 ms ± 5 ms, generator → broker" in report
+        assert not listening(PORTS["TOXIPROXY_PORT"]) and not listening(PORTS["TOXIPROXY_MQTT_PORT"])
+    finally:
+        cleanup(run_id)
+
+
+def test_a_custom_profile_of_100_ms_each_way_shows_in_the_pub_to_sub_latency(stack, tmp_path):
+    f = tmp_path / "far.toml"
+    f.write_text('[far]\nabout = "test"\nup = { latency_ms = 100 }\ndown = { latency_ms = 100 }\n')
+    run_id = f"impair-far-{time.time_ns()}"
+    r = bench(stack, "--impair", str(f), "-e", "DURATION=8s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        assert res["network"]["profile"] == "far" and res["network"]["file"] == str(f)
+        lat = res["latency_ms"]["pub_to_sub"]
+        assert lat["min"] >= 200 and 200 <= lat["p50"] < 240, lat
+        assert res["thresholds"]["mqtt_latency_p99 value<300"] is True
+    finally:
+        cleanup(run_id)
+
+
+def test_killing_k6_mid_run_leaves_no_impairment(stack):
+    run_id = f"impair-kill-{time.time_ns()}"
+    p = subprocess.Popen(
+        [
+            str(ROOT / "scripts/bench.sh"),
+            "--native",
+            "--impair",
+            "3g",
+            "-e",
+            "DURATION=60s",
+            "-e",
+            "SCALE=0.1",
+            "-e",
+            f"RUN_ID={run_id}",
+        ],
+        env={**stack.env, **PORTS, "K6_WEB_DASHBOARD": "false"},
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+
+        def k6_child():
+            out = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "k6"], capture_output=True, text=True).stdout
+            return out.split()
+
+        pids = wait_until(k6_child, timeout=120)
+        assert pids, "k6 did not start"
+        assert listening(PORTS["TOXIPROXY_MQTT_PORT"])
+        time.sleep(3)
+        os.kill(int(pids[0]), signal.SIGKILL)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode != 0
+        assert not listening(PORTS["TOXIPROXY_PORT"]) and not listening(PORTS["TOXIPROXY_MQTT_PORT"]), err[-2000:]
+    finally:
+        p.kill()
+        cleanup(run_id)
