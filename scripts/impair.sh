@@ -46,7 +46,8 @@ impair_start() {
   done
   NETWORK=$(python3 "$ROOT/scripts/impair.py" apply "$1" --api "$api" --listen "127.0.0.1:$TOXIPROXY_MQTT_PORT" --upstream "$2") ||
     die "--impair $1: the profile could not be set in Toxiproxy (above)"
-  export NETWORK
+  TOXIPROXY_URL="$api"
+  export NETWORK TOXIPROXY_URL
   log "network impaired: profile $1 through Toxiproxy 127.0.0.1:$TOXIPROXY_MQTT_PORT -> $2 ($(jq -r '[.toxics[] | "\(.type) \(.stream) \(.attributes | to_entries | map("\(.key)=\(.value)") | join(","))"] | join("; ")' <<<"$NETWORK"))"
   # shellcheck disable=SC2034 # read by the sourcing script
   impair_url="mqtt://127.0.0.1:$TOXIPROXY_MQTT_PORT"

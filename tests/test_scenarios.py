@@ -34,6 +34,8 @@ REDUCED = {
     "qos-1K-1K-128B": {"SCALE": "0.05"},
     "payload-1K-1K-20K": {"SCALE": "0.01", "PAYLOADS": "128,1024,8192"},
     "bridge-500-500": {"SCALE": "0.02"},
+    # No proxy to cut here: the load alone (tests/test_storm.py cuts).
+    "storm-1K-1K-1K-10s": {"SCALE": "0.05", "TOXIPROXY_URL": "none"},
 }
 
 

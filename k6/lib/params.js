@@ -60,13 +60,21 @@ const TABLE = [
   ['ACCEPT_QOS_DOWNGRADE', 'accept_downgrade', () => bool('ACCEPT_QOS_DOWNGRADE', 'false')],
   // Persistent sessions (subscribers and publishers): a broker restart
   // then loses no QoS >= 1 message; the reconnects resume the sessions.
-  ['CLEAN_SESSION', 'clean_session', () => bool('CLEAN_SESSION', 'true')],
+  ['CLEAN_SESSION', 'clean_session', (d) => bool('CLEAN_SESSION', d.cleanSession === false ? 'false' : 'true')],
   ['SESSION_EXPIRY', 'session_expiry', () => env.number('SESSION_EXPIRY', 0, {
     integer: true, max: 4294967295, why: 'a 32-bit field in CONNECT',
   })],
   // A delivery out of order (per topic, QoS >= 1, non-shared: MQTT
   // section 4.6) fails the run instead of only being named.
   ['STRICT_ORDER', 'strict_order', () => bool('STRICT_ORDER', 'false')],
+  // A reconnect storm (storm-* scenarios, lib/storm.js): at STORM_AT the
+  // Toxiproxy at TOXIPROXY_URL cuts every connection for OUTAGE; all must
+  // be back within RECOVERY_S of the path's return. TOXIPROXY_URL=none:
+  // the outage comes from elsewhere (a broker restart) and nothing is cut.
+  ['TOXIPROXY_URL', 'toxiproxy_url', (d) => (d.storm ? env.text('TOXIPROXY_URL', '') : undefined)],
+  ['STORM_AT', 'storm_at', (d) => (d.storm ? env.duration('STORM_AT', d.stormAt) : undefined)],
+  ['OUTAGE', 'outage', (d) => (d.storm ? env.duration('OUTAGE', d.outage) : undefined)],
+  ['RECOVERY_S', 'recovery_s', (d) => (d.storm ? env.number('RECOVERY_S', d.recoveryS ?? 30, { above: true }) : undefined)],
 ];
 
 // KNOWN are the variables the table reads (k6's own K6_ variables are

@@ -157,7 +157,7 @@ export function scenario(name, defaults, workload) {
     }
   }
 
-  return { options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+  return { p, options, setup, run, handleSummary: (data) => summary(data, p, flows) };
 }
 
 // withPrefix puts TOPIC_PREFIX in front of a flow's topics (after

@@ -111,6 +111,11 @@ def run_charts(out, run, res, shaded=()):
             shaded,
         ),
     }
+    if run.data.get("outages"):
+        # The storm as a timeline: connections open per second, the outages shaded.
+        made["connections"] = _lines(
+            out / "connections.png", "Connections open", "connections", [("open", col("connections"))], shaded
+        )
     return {k: v for k, v in made.items() if v}
 
 
