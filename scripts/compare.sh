@@ -26,6 +26,9 @@
 #                     Scenarios); RUN_ID, BROKER and MQTT_URL are set per broker.
 #   --id ID           the comparison's id (default <scenario>-<time>-<random>);
 #                     each broker's run is <id>-<name>.
+#   --impair P,P...   each managed broker under each network profile in turn
+#                     (scripts/bench.sh --impair; none: no impairment), natively:
+#                     a column per broker and profile, <broker>-<profile>.
 # A broker that does not start, or cannot be reached, is marked in its column
 # with the reason, and the others still run. Exit code: 0 every broker ran;
 # 1 some broker was marked (the report is written all the same); 2 bad input.
@@ -66,6 +69,13 @@ brokers_arg() {
   IFS=, read -r -a names <<<"$1"
   brokers+=("${names[@]}")
 }
+impairs=()
+impairs_arg() {
+  local names
+  [[ -n "$1" ]] || bad "--impair needs profiles, e.g. --impair none,4g (none: no impairment)"
+  IFS=, read -r -a names <<<"$1"
+  impairs+=("${names[@]}")
+}
 scenario=p2p mode=auto search=false compare_id="" cpu_target=75 search_opts=()
 while (($#)); do
   case "$1" in
@@ -83,8 +93,9 @@ while (($#)); do
       search_opts+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
-    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
+    --impair) impairs_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --impair (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
   esac
 done
 
@@ -143,11 +154,42 @@ fi
 if $search && [[ ! -x "$ROOT/scripts/capacity.sh" ]]; then
   bad "--search runs scripts/capacity.sh per broker, and it is not here: run without --search (one run per broker)"
 fi
+# Network profiles: each managed broker runs once per profile, named
+# <broker>-<profile>; checked here, before anything starts.
+declare -A impair_label=()
+if ((${#impairs[@]})); then
+  ((${#target_names[@]} == 0)) || bad "--impair runs the brokers this stack starts through a Toxiproxy of its own; a --target is reached directly: leave --target out"
+  ! $search || bad "--impair with --search: the capacity search is not run through a proxy yet; compare single runs"
+  [[ "$mode" != compose ]] || bad "--impair runs natively so far (a toxiproxy service under compose is not there yet): use --native"
+  for p in "${impairs[@]}"; do
+    if [[ "$p" == none ]]; then
+      impair_label[$p]=none
+    else
+      checked=$(python3 "$ROOT/scripts/impair.py" check "$p") || exit 2
+      impair_label[$p]=$(jq -r .profile <<<"$checked")
+    fi
+  done
+  [[ "$(printf '%s\n' "${impair_label[@]}" | sort | uniq -d)" == "" && ${#impair_label[@]} == "${#impairs[@]}" ]] ||
+    bad "--impair: a profile is named twice (${impairs[*]}): each runs once"
+  mode=native
+fi
 [[ -n "$compare_id" ]] || compare_id="$scenario-$(date -u +%Y%m%dT%H%M%S)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 [[ "$compare_id" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || bad "--id: '$compare_id' must be letters, digits, '.', '_' or '-'"
 out="$ROOT/reports/compare-$compare_id"
 [[ ! -e "$out" ]] || bad "--id: $out exists already: choose another id (or remove it)"
-for name in "${brokers[@]}" "${target_names[@]}"; do
+runs=()  # "broker profile" pairs of the managed brokers, in order
+for b in "${brokers[@]}"; do
+  if ((${#impairs[@]} == 0)); then runs+=("$b -"); else for p in "${impairs[@]}"; do runs+=("$b $p"); done; fi
+done
+run_name() { [[ "$2" == - ]] && echo "$1" || echo "$1-${impair_label[$2]}"; }
+names=("${target_names[@]}")
+for r in "${runs[@]}"; do
+  read -r b p <<<"$r"
+  n=$(run_name "$b" "$p")
+  [[ "$n" =~ $NAME_RE ]] || bad "--impair: the run name '$n' must be letters, digits, '.', '_' or '-' (at most 40): give the profile a shorter name"
+  names+=("$n")
+done
+for name in "${names[@]}"; do
   for f in "$ROOT/reports/raw/$compare_id-$name.json" "$ROOT/reports/capacity-$compare_id-$name"; do
     [[ ! -e "$f" ]] || bad "--id: $f exists already (an earlier comparison with this id): choose another id"
   done
@@ -163,17 +205,21 @@ for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
 entries=()  # one JSON object per broker, in order (jq -c)
 marked=0
 
-# entry NAME KIND MODE URL STATUS SHORT REASON VERSION INFLUX HOST_TAG: records one broker's outcome.
+# entry NAME KIND MODE URL STATUS SHORT REASON VERSION INFLUX HOST_TAG: records one broker's outcome
+# (a run under --impair: entry_broker and entry_profile say which broker, which profile).
+entry_broker="" entry_profile=""
 entry() {
   local id_key=run_id
   $search && id_key=search_id
   entries+=("$(jq -nc --arg name "$1" --arg kind "$2" --arg mode "$3" --arg url "$4" --arg status "$5" \
     --arg short "$6" --arg reason "$7" --arg version "$8" --argjson influx "$9" --arg host_tag "${10}" \
     --arg id "$compare_id-$1" --arg id_key "$id_key" --arg log "logs/$1.log" --arg pid "${target_pid[$1]:-}" \
+    --arg broker "$entry_broker" --arg profile "$entry_profile" \
     'def opt: if . == "" then null else . end;
      {name: $name, kind: $kind, mode: $mode, url: ($url | opt), status: $status, short: ($short | opt),
       reason: ($reason | opt), version: ($version | opt), influx: $influx, host_tag: ($host_tag | opt),
-      pid: ($pid | opt | if . then tonumber else . end), log: $log} + {($id_key): $id}')")
+      pid: ($pid | opt | if . then tonumber else . end), log: $log} + {($id_key): $id}
+     + (if $broker == "" then {} else {broker: $broker, profile: ($profile | opt)} end)')")
   if [[ "$5" != ran ]]; then
     marked=$((marked + 1))
     warn "$1: $5: $7"
@@ -311,15 +357,21 @@ search_outcome() {
 }
 
 # --- Brokers this stack starts -------------------------------------------
-for b in "${brokers[@]}"; do
-  run_id="$compare_id-$b" logf="$out/logs/$b.log"
+for r in "${runs[@]}"; do
+  read -r b profile <<<"$r"
+  name=$(run_name "$b" "$profile")
+  impair_args=()
+  [[ "$profile" == - || "$profile" == none ]] || impair_args=(--impair "$profile")
+  run_id="$compare_id-$name" logf="$out/logs/$name.log"
+  entry_broker="" entry_profile=""
+  ((${#impairs[@]} == 0)) || entry_broker="$b" entry_profile="$profile"
   : >"$logf"
-  log "$b ($mode): $($search && echo "capacity search $run_id" || echo "run $run_id"); log: $logf"
+  log "$name ($mode): $($search && echo "capacity search $run_id" || echo "run $run_id"); log: $logf"
   version="" influx=true
   [[ "$mode" == compose ]] && version="${b^^}_IMAGE=$(eval echo "\$${b^^}_IMAGE")"
   if [[ "$mode" == native ]] && ! native_ready "$b" "$logf"; then
     reason="$(why "$logf" 1)"
-    not_native "$b" "${reason#exit code 1: }" "did not start natively"
+    not_native "$name" "${reason#exit code 1: }" "did not start natively"
     continue
   fi
   if [[ "$mode" == compose ]]; then
@@ -335,19 +387,19 @@ for b in "${brokers[@]}"; do
   if $search; then
     args=("--$mode" --broker "$b" --scenario "$scenario" --search-id "$run_id" --cpu-target "$cpu_target" "${search_opts[@]}")
     "$ROOT/scripts/capacity.sh" "${args[@]}" "${env_args[@]}" 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
-    search_outcome "$b" "$logf" "$rc"
-    entry "$b" broker "$mode" "" "$STATUS" "$SHORT" "$REASON" "$version" true ""
+    search_outcome "$name" "$logf" "$rc"
+    entry "$name" broker "$mode" "" "$STATUS" "$SHORT" "$REASON" "$version" true ""
   else
     # bench.sh: the stack up (natively) or the profile (compose), the run, and its report.
-    "$ROOT/scripts/bench.sh" "--$mode" --broker "$b" --scenario "$scenario" -e "RUN_ID=$run_id" "${env_args[@]}" \
-      2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
+    "$ROOT/scripts/bench.sh" "--$mode" --broker "$b" --scenario "$scenario" "${impair_args[@]}" -e "RUN_ID=$run_id" \
+      "${env_args[@]}" 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
     if result_ok "$run_id"; then
-      ((rc == 0)) || log "$b: the run's thresholds failed (exit code $rc): its column says which"
-      entry "$b" broker "$mode" "" ran "" "" "$version" "$influx" ""
+      ((rc == 0)) || log "$name: the run's thresholds failed (exit code $rc): its column says which"
+      entry "$name" broker "$mode" "" ran "" "" "$version" "$influx" ""
     elif [[ "$mode" == native ]]; then
-      not_native "$b" "scripts/bench.sh $(why "$logf" "$rc")" "the run did not complete"
+      not_native "$name" "scripts/bench.sh $(why "$logf" "$rc")" "the run did not complete"
     else
-      entry "$b" broker "$mode" "" "not run" "the run did not complete" "scripts/bench.sh $(why "$logf" "$rc")" \
+      entry "$name" broker "$mode" "" "not run" "the run did not complete" "scripts/bench.sh $(why "$logf" "$rc")" \
         "$version" false ""
     fi
   fi
@@ -358,6 +410,7 @@ for b in "${brokers[@]}"; do
 done
 
 # --- Brokers already running ---------------------------------------------
+entry_broker="" entry_profile=""
 for name in "${target_names[@]}"; do
   url="${target_url[$name]}" run_id="$compare_id-$name" logf="$out/logs/$name.log"
   : >"$logf"

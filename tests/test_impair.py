@@ -145,3 +145,63 @@ def test_killing_k6_mid_run_leaves_no_impairment(stack):
     finally:
         p.kill()
         cleanup(run_id)
+
+
+def test_compare_runs_one_broker_under_several_profiles_in_one_report(stack):
+    from test_compare import cleanup as compare_cleanup
+
+    cid = f"impair-cmp-{time.time_ns()}"
+    r = subprocess.run(
+        [
+            str(ROOT / "scripts/compare.sh"),
+            "--native",
+            "--broker",
+            "mosquitto",
+            "--impair",
+            "none,wan",
+            "-e",
+            "DURATION=5s",
+            "-e",
+            "SCALE=0.1",
+            "--id",
+            cid,
+        ],
+        env={**stack.env, **PORTS, "K6_WEB_DASHBOARD": "false"},
+        text=True,
+        capture_output=True,
+        timeout=900,
+    )
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        md = (ROOT / f"reports/compare-{cid}/compare.md").read_text()
+        clean = json.loads((ROOT / f"reports/raw/{cid}-mosquitto-none.json").read_text())
+        wan = json.loads((ROOT / f"reports/raw/{cid}-mosquitto-wan.json").read_text())
+        assert "network" not in clean and wan["network"]["profile"] == "wan"
+        assert wan["latency_ms"]["pub_to_sub"]["p50"] >= 80 > clean["latency_ms"]["pub_to_sub"]["p50"]
+        assert "mosquitto-none" in md and "mosquitto-wan" in md, md[:2000]
+        assert "**Network:** profile `wan`" in md and "**Network:** not impaired (profile none)" in md
+        # Both columns are Mosquitto's: its configuration is disclosed for each.
+        assert md.count("`brokers/mosquitto/broker.toml`") >= 2
+    finally:
+        compare_cleanup(cid)
+
+
+def test_compare_refuses_a_bad_profile_before_anything_starts():
+    r = subprocess.run(
+        [
+            str(ROOT / "scripts/compare.sh"),
+            "--native",
+            "--broker",
+            "mosquitto",
+            "--impair",
+            "none,wann",
+            "--id",
+            "impair-bad",
+        ],
+        env={**os.environ, **PORTS},
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and "--impair wann: no profile 'wann'" in r.stderr, r.stderr
+    assert not (ROOT / "reports/compare-impair-bad").exists()

@@ -26,7 +26,7 @@ from jinja2 import Environment, FileSystemLoader
 
 import broker_facts
 
-from . import charts
+from . import charts, network
 from .compare_tables import RUN_TABLES, SEARCH_TABLES, build_tables, cell, header, run_figures, search_table
 from .influx import HostTagged, connect_influx
 from .results import MissingData, find
@@ -47,6 +47,7 @@ def load_run(b, dirs, influx, influx_problem, cpu_target):
         if b.get("influx") and influx is not None:
             source = HostTagged(influx, b["name"], b["host_tag"]) if b.get("host_tag") else influx
         t, figures = run_figures(run, source, cpu_target)
+        b["network"] = run.data.get("network")
     except (MissingData, KeyError, TypeError, ValueError) as e:
         b.update(status=NOT_RUN, short="its result cannot be read", reason=f"{e.__class__.__name__}: {e}")
         return None
@@ -89,7 +90,8 @@ def load_search(b, root):
 
 def disclosure(b, manifest):
     """Markdown lines: how this broker ran, its version and configuration."""
-    name = b["name"]
+    # A run under a network profile (--impair) is named <broker>-<profile>.
+    name = b.get("broker") or b["name"]
     lines = []
     if b["status"] == "ran":
         lines.append("**Status:** ran.")
@@ -110,6 +112,9 @@ def disclosure(b, manifest):
     if b["kind"] != "target" and manifest.get("limits"):
         lines.append(f"**Limits:** {manifest['limits']}.")
     lines.append(f"**Version:** {b.get('version') or 'not recorded'}.")
+    if b.get("profile"):
+        net = network.describe(b.get("network")) if b.get("network") else None
+        lines.append(f"**Network:** {net or 'not impaired (profile none): k6 reached the broker directly.'}")
     if b["kind"] != "target" and b["status"] != "ran" and broker_facts.load(name):
         lines.append(f"**Configuration:** `brokers/{name}/broker.toml` (not shown: the broker did not run).")
     elif b["kind"] != "target":
