@@ -15,6 +15,8 @@ timed events, and the pub-to-sub delay the profile adds."""
 
 import argparse
 import json
+import shutil
+import subprocess
 import sys
 import time
 import tomllib
@@ -27,6 +29,8 @@ PROFILES = ROOT / "toxiproxy/profiles.toml"
 PROXY = "mqtt"  # the one proxy of a run: generator -> broker
 DIRECTION = {"up": "upstream", "down": "downstream"}
 DIRECTION_KEYS = {"latency_ms", "jitter_ms", "bandwidth_kbit"}
+# Packet-level impairment Toxiproxy (a TCP proxy) cannot do: tc netem's.
+NETEM_KEYS = {"loss_pct", "reorder_pct", "duplicate_pct", "corrupt_pct"}
 PROFILE_KEYS = {"about", "source", "up", "down", "slow_close_ms", "events"}
 EVENT_KEYS = {"at", "toxic", "for", "timeout_ms"}
 EVENT_TOXICS = ("timeout", "reset_peer")
@@ -96,8 +100,11 @@ def toxics_of(name, p):
     out = []
     for d, stream in DIRECTION.items():
         t = p.get(d, {})
-        if not isinstance(t, dict) or set(t) - DIRECTION_KEYS:
-            raise Bad(f"{where} {d} takes {', '.join(sorted(DIRECTION_KEYS))}; got {json.dumps(t)}")
+        if not isinstance(t, dict) or set(t) - DIRECTION_KEYS - NETEM_KEYS:
+            raise Bad(f"{where} {d} takes {', '.join(sorted(DIRECTION_KEYS | NETEM_KEYS))}; got {json.dumps(t)}")
+        netem = sorted(set(t) & NETEM_KEYS)
+        if netem:
+            raise Bad(f"{where} {d}.{netem[0]}: {netem_refusal()}")
         lat, jit = whole(t.get("latency_ms", 0), f"{d}.latency_ms"), whole(t.get("jitter_ms", 0), f"{d}.jitter_ms")
         if jit > lat:
             raise Bad(f"{where} {d}.jitter_ms={jit} is more than {d}.latency_ms={lat}: a delay cannot be negative")
@@ -111,6 +118,25 @@ def toxics_of(name, p):
     if p.get("slow_close_ms"):
         out.append(toxic("slow_close", "slow_close", "downstream", delay=whole(p["slow_close_ms"], "slow_close_ms")))
     return out
+
+
+def netem_refusal():
+    """Why a netem setting cannot run here: this kernel lacks the qdisc
+    (probed in a network namespace of its own, gone with the probe: the
+    host's interfaces are never touched), or, where it has it, this version
+    does not apply netem yet."""
+    probe = "ip link set lo up && tc qdisc add dev lo root netem delay 1ms"
+    r = None
+    if shutil.which("unshare") and shutil.which("tc"):
+        r = subprocess.run(["unshare", "-n", "sh", "-c", probe], capture_output=True, text=True)
+    if r is None or r.returncode != 0:
+        why = (r.stderr.strip() or f"exit code {r.returncode}") if r else "unshare or tc is missing"
+        return (
+            "packet loss, reordering, duplication and corruption need the kernel's tc netem qdisc, and it cannot "
+            f"run here ({why}); Toxiproxy, a TCP proxy, cannot drop packets: leave them out of the profile, or "
+            "run where the kernel has sch_netem"
+        )
+    return "this kernel has tc netem, but --impair does not apply netem settings yet: leave them out of the profile"
 
 
 def events_of(name, p):

@@ -205,3 +205,43 @@ def test_compare_refuses_a_bad_profile_before_anything_starts():
     )
     assert r.returncode == 2 and "--impair wann: no profile 'wann'" in r.stderr, r.stderr
     assert not (ROOT / "reports/compare-impair-bad").exists()
+
+
+def test_a_timed_reset_event_cuts_the_connections_at_its_time_and_is_recorded(stack, tmp_path):
+    f = tmp_path / "flaky.toml"
+    f.write_text(
+        "[flaky]\nup = { latency_ms = 5 }\ndown = { latency_ms = 5 }\n"
+        '[[flaky.events]]\nat = "6s"\ntoxic = "reset_peer"\nfor = "2s"\n'
+    )
+    run_id = f"impair-event-{time.time_ns()}"
+    r = bench(stack, "--impair", str(f), "-e", "DURATION=15s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
+    try:
+        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        [event] = res["network"]["events"]
+        assert event["at_s"] == 6 and event["for_s"] == 2 and {t["type"] for t in event["toxics"]} == {"reset_peer"}
+        # The connections were reset and came back; the outage is in the result.
+        assert res["counts"]["mqtt_disconnects"] > 0 and res["outages"], (res["counts"], r.stderr[-2000:])
+        started = time.mktime(time.strptime(res["started_at"][:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
+        assert 4 <= res["outages"][0]["start_ms"] / 1000 - started <= 12, (res["outages"], res["started_at"])
+        assert "impairment event at 6 s: reset_peer for 2 s" in r.stderr
+        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "At 6 s after k6 started: reset_peer both ways for 2 s." in report
+        assert not listening(PORTS["TOXIPROXY_PORT"])
+    finally:
+        cleanup(run_id)
+
+
+def test_packet_loss_is_refused_before_anything_starts_where_netem_cannot_apply_it(tmp_path):
+    # Toxiproxy cannot drop packets; tc netem could, and this kernel has
+    # none (a machine with it is told that --impair does not apply it yet).
+    f = tmp_path / "lossy.toml"
+    f.write_text("[lossy]\nup = { latency_ms = 10, loss_pct = 1 }\n")
+    r = subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", "--impair", str(f)],
+        env={**os.environ, **PORTS, "MQTTBENCH_STATE": str(tmp_path / "state")},
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and f"--impair {f}: up.loss_pct: " in r.stderr and "netem" in r.stderr, r.stderr
+    assert not (tmp_path / "state").exists() and not listening(PORTS["TOXIPROXY_PORT"])
