@@ -79,8 +79,6 @@ if [[ -n "$impair" ]]; then
   for kv in "${k6_env[@]}"; do
     [[ "$kv" != MQTT_URL=* ]] || die "--impair routes the stack's broker through Toxiproxy: leave -e MQTT_URL out (or impair by hand: README, Network impairment)"
   done
-  [[ "$mode" != compose ]] || die "--impair runs natively so far (a toxiproxy service under compose is not there yet): use --native"
-  mode=native
 fi
 for a in "${k6_args[@]}"; do
   [[ "$a" != --execution-segment* ]] || ((instances == 1)) ||
@@ -170,6 +168,15 @@ live_view() {
   fi
 }
 
+# impair_traps: however the run ends (k6 killed, Ctrl-C, a failure), the
+# proxy goes.
+impair_traps() {
+  trap impair_stop EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'exit 129' HUP
+}
+
 if [[ "$mode" == native ]]; then
   "$ROOT/scripts/setup.sh"
   if "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; then
@@ -192,11 +199,7 @@ if [[ "$mode" == native ]]; then
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
   url="mqtt://127.0.0.1:$MQTT_PORT"
   if [[ -n "$impair" ]]; then
-    # However the run ends (k6 killed, Ctrl-C, a failure), the proxy goes.
-    trap impair_stop EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
-    trap 'exit 129' HUP
+    impair_traps
     impair_start "$impair" "127.0.0.1:$MQTT_PORT"
     url="$impair_url"
     impair_events "$impair"
@@ -212,10 +215,19 @@ else
   compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
+  impair_env=()
+  if [[ -n "$impair" ]]; then
+    impair_traps
+    impair_compose "$impair"
+    impair_events "$impair"
+    # From this environment (-e NAME): the record is not put in argv.
+    impair_env=(-e "MQTT_URL=$impair_url" -e NETWORK -e TOXIPROXY_URL)
+  fi
   log "running $scenario (run $run_id)"
-  launch compose run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
+  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
     k6 run --out "influxdb=http://telegraf:8186/k6" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
+  impair_stop
   INFLUX_TOKEN=$(compose_secret influx_token)
   export INFLUX_TOKEN
 fi

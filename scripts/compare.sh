@@ -160,7 +160,7 @@ declare -A impair_label=()
 if ((${#impairs[@]})); then
   ((${#target_names[@]} == 0)) || bad "--impair runs the brokers this stack starts through a Toxiproxy of its own; a --target is reached directly: leave --target out"
   ! $search || bad "--impair with --search: the capacity search is not run through a proxy yet; compare single runs"
-  [[ "$mode" != compose ]] || bad "--impair runs natively so far (a toxiproxy service under compose is not there yet): use --native"
+  [[ "$mode" != compose ]] || bad "compare.sh --impair runs natively so far (one run under compose: scripts/bench.sh --compose --impair): use --native"
   for p in "${impairs[@]}"; do
     if [[ "$p" == none ]]; then
       impair_label[$p]=none

@@ -230,7 +230,7 @@ port_holder() {
 # stack_mode BROKER...: "compose" when a Docker engine answers and the core's
 # and these brokers' images are present, else "native"; logs why.
 stack_mode() {
-  local img b images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE")
+  local img b images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
   for b in "$@"; do images+=("$(eval echo "\$${b^^}_IMAGE")"); done
   if ! docker info >/dev/null 2>&1; then
     log "using the native stack: no Docker engine answers here (docker info failed)"

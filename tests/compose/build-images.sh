@@ -52,7 +52,7 @@ build() {
   rm -rf "$ctx"
   log "built mqtt-bench-test/$name:test"
 }
-for bin in "$(influxd_bin)" "$(telegraf_bin)" "$(k6_bin)"; do
+for bin in "$(influxd_bin)" "$(telegraf_bin)" "$(k6_bin)" "$(toxiproxy_bin)"; do
   [[ -x "$bin" ]] || die "$bin is missing: run scripts/setup.sh first"
 done
 build influxdb "$(influxd_bin)" "$here/images/influx-ping.sh"
@@ -61,3 +61,4 @@ build node-exporter
 build mosquitto
 build grafana "$here/images/grafana_stand_in.py"
 build k6 "$(k6_bin)" "$ROOT/k6/lib" "$ROOT/k6/scenarios"
+build toxiproxy "$(toxiproxy_bin)" "$(dirname "$(toxiproxy_bin)")/toxiproxy-cli"
