@@ -30,10 +30,12 @@ def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_i
         [storm] = res["outages"]
         assert storm["max_down"] == 2000 and storm["end_ms"] is not None
         # Back within RECOVERY_S of the path's return, at some rate; the
-        # window from the cut is the 10 s outage and that recovery.
+        # window from the cut is the 10 s outage and that recovery, plus the
+        # time Toxiproxy takes to close 2,000 connections and to listen again
+        # (seconds on a busy 2-core machine).
         rec = m["mqtt_storm_recovery_s"]["values"]["max"]
         assert 0 < rec < 30 and m["mqtt_storm_reconnect_rate"]["values"]["min"] > 0
-        assert 10 <= storm["duration_s"] <= 10 + rec + 1, (storm, rec)
+        assert 10 <= storm["duration_s"] <= 10 + rec + 5, (storm, rec)
         assert res["thresholds"]["mqtt_storm_recovery_s max<30"] is True
         # Persistent sessions at QoS 1: nothing lost; due while cut: not sent.
         assert c["mqtt_lost"] == 0 and res["thresholds"]["mqtt_lost count==0"] is True
