@@ -103,6 +103,7 @@ def test_images_are_pinned_once_in_env():
         "EMQX_IMAGE",
         "NANOMQ_IMAGE",
         "VERNEMQ_IMAGE",
+        "TOXIPROXY_IMAGE",
     ]:
         assert re.search(rf"^{key}=\S+:\S+$", env, re.M), key
 
