@@ -44,6 +44,12 @@ def test_single_instance_and_merged_results_validate_and_the_merge_reports_its_c
         jsonschema.validate(json.loads(f.read_text()), SCHEMA)
     merged = json.loads((tmp_path / f"{split}.json").read_text())
     assert merged["completed"] and merged["connect"]["sub_p2p"]["connected"] == 4, merged["connect"]
+    # One delivery shape: the same keys single and merged, each whole.
+    one = json.loads(files[0].read_text())["delivery"]["p2p"]
+    assert set(one) == set(merged["delivery"]["p2p"]), (one, merged["delivery"])
+    for d in (one, merged["delivery"]["p2p"]):
+        assert d["clients"] == 4 and d["sent"] == d["unique"] == d["received"] == d["expected"] == 400, d
+        assert d["lost"] == 0 and d["granted_qos"] == 1 and d["publishers"] == 4, d
     assert merged["policy"]["rate_reached"] == json.loads(files[0].read_text())["policy"]["rate_reached"]
     rep = subprocess.run(
         [sys.executable, "-m", "report", split, "--results", str(tmp_path), "--out", str(tmp_path), "--no-influx"],

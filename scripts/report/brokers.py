@@ -27,7 +27,7 @@ from jinja2 import Environment, FileSystemLoader
 import broker_facts
 
 from . import charts
-from .compare_tables import RUN_TABLES, SEARCH_TABLES, build_tables, cell, header, run_figures, search_table
+from .compare_tables import RUN_TABLES, SEARCH_TABLES, build_tables, cell, fmt, header, run_figures, search_table
 from .influx import HostTagged, connect_influx
 from .results import MissingData, find
 
@@ -52,7 +52,8 @@ def load_run(b, dirs, influx, influx_problem, cpu_target):
         return None
     missing = list(t["missing"])
     if not b.get("influx"):
-        missing.insert(0, "InfluxDB: this run's metrics were not sent to InfluxDB (no Telegraf listener answered)")
+        unsent = "InfluxDB: this run's metrics were not sent to InfluxDB (no Telegraf listener answered)"
+        missing.insert(0, b.get("no_influx") or unsent)
     elif influx is None:
         missing.insert(0, influx_problem)
     b.update(
@@ -87,6 +88,29 @@ def load_search(b, root):
         b.update(status=NO_RESULT, short=f"no capacity found ({cap.get('limit')})", reason=cap.get("limit_text"))
 
 
+def value(v):
+    """A parameter as a cell: a number or text as it is, a list or mapping as JSON."""
+    if v is None:
+        return "not set"
+    return json.dumps(v) if isinstance(v, list | dict) else fmt(v, 0) if isinstance(v, bool) else str(v)
+
+
+def parameters_table(brokers):
+    """The parameters the runs differ in, with the scenario: a row each
+    (none when every run had the same)."""
+    ran = [b.get("parameters") or {} for b in brokers if b.get("parameters")]
+    keys = sorted({k for p in ran for k in p} - {"url", "results_dir", "run_id", "broker", "local_address"})
+    differ = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in ran}) > 1]
+    if not differ:
+        return []
+    rows = [
+        [k, *[value((b.get("parameters") or {}).get(k)) if b.get("parameters") else b["status"] for b in brokers]]
+        for k in ["scenario", *[k for k in differ if k != "scenario"]]
+    ]
+    heads = [header(b) for b in brokers]
+    return [{"title": "Parameters", "note": "What the runs differ in.", "header": heads, "rows": rows}]
+
+
 def disclosure(b, manifest):
     """Markdown lines: how this broker ran, its version and configuration."""
     name = b["name"]
@@ -95,7 +119,12 @@ def disclosure(b, manifest):
         lines.append("**Status:** ran.")
     else:
         lines.append(f"**Status:** {b['status']}: {b.get('reason') or b.get('short')}.")
-    if b["kind"] == "target":
+    if b["kind"] == "run":
+        lines.append(
+            f"**Broker:** `{(b.get('parameters') or {}).get('broker') or 'not recorded'}`, as the run's result "
+            "records it: a finished run, whose broker this comparison neither started nor configured."
+        )
+    elif b["kind"] == "target":
         lines.append(
             f"**Broker:** a target at `{b.get('url')}`, not managed: this comparison neither started, stopped "
             "nor configured it; its limits and configuration are its own, not disclosed here."
@@ -107,12 +136,14 @@ def disclosure(b, manifest):
         )
     else:
         lines.append("**Broker:** managed by this stack, natively (`scripts/stack.sh`).")
-    if b["kind"] != "target" and manifest.get("limits"):
+    if b["kind"] not in ("target", "run") and manifest.get("limits"):
         lines.append(f"**Limits:** {manifest['limits']}.")
     lines.append(f"**Version:** {b.get('version') or 'not recorded'}.")
-    if b["kind"] != "target" and b["status"] != "ran" and broker_facts.load(name):
+    if b["kind"] in ("target", "run"):
+        pass
+    elif b["status"] != "ran" and broker_facts.load(name):
         lines.append(f"**Configuration:** `brokers/{name}/broker.toml` (not shown: the broker did not run).")
-    elif b["kind"] != "target":
+    else:
         facts = broker_facts.load(name)
         if facts:
             lines += [
@@ -174,8 +205,15 @@ def main(argv=None):
         print(f"error: {mpath} is not a comparison manifest ({e.__class__.__name__}: {e})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else mpath.parent
+    return write(manifest, args.results or [str(ROOT / "reports")], out)
+
+
+def write(manifest, dirs, out):
+    """Writes the comparison of manifest's brokers (or runs) to out:
+    compare.md, its charts and results.json. The one writer of compare.md:
+    scripts/compare.sh's comparisons and report.sh's of several runs."""
+    brokers = manifest["brokers"]
     out.mkdir(parents=True, exist_ok=True)
-    dirs = args.results or [str(ROOT / "reports")]
     reports_root = Path(dirs[0])
     cpu_target = float(manifest.get("cpu_target") or 75)
     search = bool(manifest.get("search"))
@@ -203,7 +241,7 @@ def main(argv=None):
         metric_tables = [*build_tables(brokers, SEARCH_TABLES), search_table(brokers)]
         made = {"search": charts.search_chart(out, brokers)}
     else:
-        metric_tables = build_tables(brokers, RUN_TABLES)
+        metric_tables = parameters_table(brokers) + build_tables(brokers, RUN_TABLES)
         verdicts = [
             "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else b["status"])
             for b in brokers

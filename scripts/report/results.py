@@ -7,10 +7,11 @@ from pathlib import Path
 
 import jsonschema
 
-SCHEMA = "mqtt-bench/result/v1"
 # The result file's JSON Schema, generated from the Go type that writes
-# every result (k6/extension/result; scripts/result_schema.py).
+# every result (k6/extension/result; scripts/result_schema.py); it holds
+# the schema strings too, a finished run's first.
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "k6/extension/result/result.schema.json"
+SCHEMA = json.loads(SCHEMA_FILE.read_text())["properties"]["schema"]["enum"][0]
 
 
 class MissingData(Exception):

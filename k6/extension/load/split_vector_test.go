@@ -11,11 +11,11 @@ import (
 
 var updateVectors = flag.Bool("update", false, "rewrite the shared test vectors in ../merge/testdata")
 
-// splitVector is the shared test vector ../merge/testdata/split_streams.json:
+// splitVector is the shared test vector ../result/testdata/split_streams.json:
 // the same messages accounted by one process (Single) and by two instances
 // (Parts, their Streams() as result files carry them). merge's tests check
 // that merging Parts gives Single.
-const splitVector = "../merge/testdata/split_streams.json"
+const splitVector = "../result/testdata/split_streams.json"
 
 type vector struct {
 	Note   string                    `json:"note"`

@@ -51,9 +51,11 @@ type Result struct {
 	Counts    map[string]float64    `json:"counts"`
 	LatencyMs map[string]load.Stats `json:"latency_ms"`
 	// Each group's connect() by role and flow (sub_p2p, pub_p2p).
-	Connect  map[string]map[string]any `json:"connect,omitempty"`
-	Delivery map[string]map[string]any `json:"delivery"`
-	Steps    []map[string]any          `json:"steps"`
+	Connect map[string]map[string]any `json:"connect,omitempty"`
+	// Each flow's delivery: the streams accounted (Account) and what its
+	// subscriber groups saw.
+	Delivery map[string]FlowDelivery `json:"delivery"`
+	Steps    []map[string]any        `json:"steps"`
 	// Windows in which connections were down (first lost → all back).
 	Outages        []map[string]any `json:"outages"`
 	WithoutSamples []string         `json:"without_samples"`
@@ -66,11 +68,12 @@ type Result struct {
 	Timeline []map[string]any `json:"timeline"`
 	// Whole, so that instances' files merge exactly: every latency
 	// histogram (HdrHistogram's own encoding) and the per-stream counts.
-	Histograms map[string]string `json:"histograms"`
-	Streams    json.RawMessage   `json:"streams,omitempty"`
+	Histograms map[string]string      `json:"histograms"`
+	Streams    map[string]FlowStreams `json:"streams,omitempty"`
 
-	// What only a merge has, inline in the file.
-	*Merge
+	// What only a merge (k6 x mqtt-merge) has: its instances, the ones
+	// missing, its hosts' clocks and the thresholds judged on merged values.
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // Segment is a process's execution segment of the test.
@@ -85,23 +88,6 @@ type Segment struct {
 type Metric struct {
 	Type   string             `json:"type"`
 	Values map[string]float64 `json:"values"`
-}
-
-// Merge is what only a merged result has: its instances, the ones
-// missing, its hosts' clocks and the thresholds judged on merged values.
-type Merge struct {
-	Incomplete        bool                      `json:"incomplete"`
-	MissingInstances  []string                  `json:"missing_instances"`
-	InstancesExpected int                       `json:"instances_expected"`
-	Instances         []map[string]any          `json:"instances"`
-	Hosts             []string                  `json:"hosts"`
-	Clock             map[string]any            `json:"clock"`
-	StartedAtSpreadS  float64                   `json:"started_at_spread_s"`
-	MergedAt          string                    `json:"merged_at"`
-	ThresholdValues   map[string]map[string]any `json:"threshold_values"`
-	ThresholdsNote    string                    `json:"thresholds_note,omitempty"`
-	Notes             []string                  `json:"notes,omitempty"`
-	TimelineNote      string                    `json:"timeline_note"`
 }
 
 // Decode reads a result document (any Go or JS value of its shape) into
@@ -124,9 +110,10 @@ func Decode(v any) (*Result, error) {
 	return &r, nil
 }
 
-// Judge sets the result's verdicts by the verdict package's rules: its rate
-// verdict, ordering, diagnosis and policy (a merge sets its own diagnosis
-// after, from its instances').
+// Judge completes a single process's result: its delivery accounted from
+// its streams (as a merge accounts its instances'), and its verdicts by
+// the verdict package's rules: rate verdict, ordering, diagnosis and
+// policy.
 func (r *Result) Judge() error {
 	raw, err := json.Marshal(r)
 	if err != nil {
@@ -136,6 +123,7 @@ func (r *Result) Judge() error {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
 	}
+	r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
 	r.RateVerdict = verdict.RateVerdict(&d)
 	r.Ordering = verdict.Order(&d)
 	r.Diagnosis = verdict.Diagnose(&d)

@@ -26,11 +26,40 @@ func TestAResultIsJudgedByTheVerdictPackage(t *testing.T) {
 	}
 }
 
-func TestTheMergeOnlyFactsAreOptionalInTheSchema(t *testing.T) {
-	req := Schema()["required"].([]string)
-	for _, name := range req {
-		if name == "instances" || name == "merged_at" || name == "connect" {
+func TestTheMergeOnlyFactsAreOptionalInTheSchemaUnderTheirOwnKey(t *testing.T) {
+	s := Schema()
+	for _, name := range s["required"].([]string) {
+		if name == "merge" || name == "connect" {
 			t.Fatalf("%s required", name)
 		}
+	}
+	props := s["properties"].(map[string]any)
+	if props["instances"] != nil || props["merged_at"] != nil {
+		t.Fatal("merge-only facts at the top level")
+	}
+	merge := props["merge"].(map[string]any)["properties"].(map[string]any)
+	if merge["instances"] == nil || merge["merged_at"] == nil {
+		t.Fatalf("merge: %v", merge)
+	}
+}
+
+// A single run's delivery is accounted from its streams by the merge's
+// rule, beside what its subscriber group saw: one shape for both.
+func TestASingleRunsDeliveryIsAccountedFromItsStreams(t *testing.T) {
+	r, err := Decode([]byte(`{"schema": "", "flows": [{"name": "p2p", "fanout": 1}],
+	 "streams": {"p2p": {"publishers": [[0, 10, 1], [1, 10, 0]], "receivers": [[0, 0, 8, 1, 0], [1, 1, 10, 0, 0]]}},
+	 "delivery": {"p2p": {"clients": 2, "connected": 2, "received": 19, "min_per_client": 9, "max_per_client": 10,
+	   "polled_sockets": 2, "granted_qos": 1, "probes_received": 0, "unique": 18, "lost": 1, "duplicates": 1,
+	   "out_of_order": 0, "streams": 2, "expected": 19}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Judge(); err != nil {
+		t.Fatal(err)
+	}
+	d := r.Delivery["p2p"]
+	if d.Sent != 20 || d.Rejected != 1 || d.Expected == nil || *d.Expected != 19 || d.Unique != 18 || d.Lost != 1 ||
+		d.Publishers != 2 || d.Received != 19 || d.Clients != 2 || d.GrantedQoS != 1 || d.MinPerClient != 9 {
+		t.Fatalf("%+v", d)
 	}
 }

@@ -1,7 +1,8 @@
-package merge
+package result
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -12,7 +13,7 @@ func recv(rows ...ReceiverRow) []ReceiverRow   { return rows }
 func checkFlow(t *testing.T, got FlowDelivery, expected *int64, unique, lost int64) {
 	t.Helper()
 	if (expected == nil) != (got.Expected == nil) || (expected != nil && *expected != *got.Expected) {
-		t.Errorf("expected = %v, want %v", show(got.Expected), show(expected))
+		t.Errorf("expected = %v, want %v", fmtPtr(got.Expected), fmtPtr(expected))
 	}
 	if got.Unique != unique || got.Lost != lost {
 		t.Errorf("unique %d lost %d, want unique %d lost %d (%+v)", got.Unique, got.Lost, unique, lost, got)
@@ -34,13 +35,13 @@ func TestDeliveryCountsLossOfStreamsSplitAcrossInstances(t *testing.T) {
 		ReceiverRow{Receiver: "1", Publisher: 1, Unique: 98, Duplicates: 2},
 		ReceiverRow{Receiver: "2", Publisher: 2, Unique: 90}, // the broker refused 10: not lost
 	)}}
-	d := Delivery(map[string]int64{"p2p": 1}, a, b)["p2p"]
+	d := Account(map[string]int64{"p2p": 1}, nil, a, b)["p2p"]
 	checkFlow(t, d, ptr(290), 287, 3)
 	if d.StreamLost != 3 || d.Duplicates != 2 || d.OutOfOrder != 3 || d.Streams != 3 || d.Sent != 300 || d.Rejected != 10 {
 		t.Errorf("%+v", d)
 	}
 	// Order of the parts does not matter.
-	if d2 := Delivery(map[string]int64{"p2p": 1}, b, a)["p2p"]; d2.Lost != d.Lost || d2.Unique != d.Unique {
+	if d2 := Account(map[string]int64{"p2p": 1}, nil, b, a)["p2p"]; d2.Lost != d.Lost || d2.Unique != d.Unique {
 		t.Errorf("merging b, a gives %+v, a, b %+v", d2, d)
 	}
 }
@@ -54,13 +55,13 @@ func TestDeliveryAddsUpSharedSubscriptionMembersAcrossInstances(t *testing.T) {
 		ReceiverRow{Receiver: g, Publisher: 10, Unique: 30}, ReceiverRow{Receiver: g, Publisher: 11, Unique: 25})}}
 	c := map[string]FlowStreams{"shared": {Receivers: recv(
 		ReceiverRow{Receiver: g, Publisher: 10, Unique: 20}, ReceiverRow{Receiver: g, Publisher: 11, Unique: 24, Duplicates: 1})}}
-	d := Delivery(map[string]int64{"shared": 1}, a, b, c)["shared"]
+	d := Account(map[string]int64{"shared": 1}, nil, a, b, c)["shared"]
 	checkFlow(t, d, ptr(100), 99, 1)
 	if d.Streams != 2 || d.Duplicates != 1 {
 		t.Errorf("streams %d duplicates %d, want 2 and 1", d.Streams, d.Duplicates)
 	}
 	// One member's instance alone would count what the other received as lost.
-	if alone := Delivery(map[string]int64{"shared": 1}, a, b)["shared"]; alone.Lost != 45 {
+	if alone := Account(map[string]int64{"shared": 1}, nil, a, b)["shared"]; alone.Lost != 45 {
 		t.Errorf("with one member: lost %d, want 45", alone.Lost)
 	}
 }
@@ -72,13 +73,13 @@ func TestDeliveryFanoutCatchesAStreamThatReceivedNothing(t *testing.T) {
 		Publishers: pubs(PublisherRow{ID: 0, Sent: 10}),
 		Receivers:  recv(ReceiverRow{Receiver: "0", Publisher: 0, Unique: 10}),
 	}}
-	d := Delivery(map[string]int64{"fanout": 2}, a)["fanout"]
+	d := Account(map[string]int64{"fanout": 2}, nil, a)["fanout"]
 	checkFlow(t, d, ptr(20), 10, 10)
 	if d.StreamLost != 0 {
 		t.Errorf("stream_lost = %d, want 0 (no stream lost anything it had)", d.StreamLost)
 	}
 	// Without a fanout the flow is not checked: only stream losses count.
-	if d := Delivery(nil, a)["fanout"]; d.Expected != nil || d.Lost != 0 {
+	if d := Account(nil, nil, a)["fanout"]; d.Expected != nil || d.Lost != 0 {
 		t.Errorf("unchecked flow: %+v", d)
 	}
 }
@@ -89,12 +90,12 @@ func TestDeliveryLeavesLossOfUnknownPublishersUncounted(t *testing.T) {
 		Receivers: recv(ReceiverRow{Receiver: "0", Publisher: 0, Unique: 10},
 			ReceiverRow{Receiver: "1", Publisher: 1, Unique: 7}), // publisher 1's instance is missing
 	}}
-	d := Delivery(map[string]int64{"p2p": 1}, a)["p2p"]
+	d := Account(map[string]int64{"p2p": 1}, nil, a)["p2p"]
 	checkFlow(t, d, ptr(10), 17, 0)
 	if !slices.Equal(d.UnknownPublishers, []int64{1}) || d.UnknownUnique != 7 {
 		t.Errorf("unknown publishers %v (%d received), want [1] (7)", d.UnknownPublishers, d.UnknownUnique)
 	}
-	if notes := deliveryNotes(map[string]FlowDelivery{"p2p": d}); len(notes) != 1 {
+	if notes := DeliveryNotes(map[string]FlowDelivery{"p2p": d}); len(notes) != 1 {
 		t.Errorf("notes = %q, want one naming publisher 1", notes)
 	}
 }
@@ -115,4 +116,11 @@ func TestFlowStreamsReadsTheResultFileShape(t *testing.T) {
 			t.Errorf("%s was accepted", bad)
 		}
 	}
+}
+
+func fmtPtr(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
 }
