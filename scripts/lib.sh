@@ -101,9 +101,6 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   cp -r "$dir" "$2"; chmod -R u+w "$2"
 }
 
-# secrets_file: the native stack's secrets file, .env.local (git-ignored),
-# or MQTTBENCH_SECRETS: the tests' stacks keep their own there, so that they
-# never rewrite or read the token of a stack the user runs from this clone.
 # is_result FILE: FILE is a finished run's result (not a claim, nor one
 # instance's part), by the schema string the result's JSON Schema holds.
 is_result() {
@@ -111,6 +108,9 @@ is_result() {
     '.schema == $s[0].properties.schema.enum[0]' "$1" >/dev/null 2>&1
 }
 
+# secrets_file: the native stack's secrets file, .env.local (git-ignored),
+# or MQTTBENCH_SECRETS: the tests' stacks keep their own there, so that they
+# never rewrite or read the token of a stack the user runs from this clone.
 secrets_file() { echo "${MQTTBENCH_SECRETS:-$ROOT/.env.local}"; }
 
 # ensure_secrets generates the native stack's secrets on first use into

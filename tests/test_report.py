@@ -268,6 +268,7 @@ def test_compare_mode(stack, k6_bin, step_run):
     assert f"|  | {step_run['run_id']} | {other} |" in md, md
     params = md.split("## Parameters")[1].split("##")[0]
     assert "| qos | 1 | 0 |" in params and "| scenario | p2p | p2p |" in params, params
+    assert "| broker | mosquitto | mosquitto |" in params, params
     assert "## Latency (ms)" in md and "**Broker:** `mosquitto`, as the run's result records it" in md, md
     assert (cmp_dir / "bars.png").stat().st_size > 5000
 

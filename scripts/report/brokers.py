@@ -6,7 +6,8 @@ charts side by side, and each broker's disclosure.
 
 MANIFEST (compare.sh writes it, reports/compare-<id>/manifest.json): the
 comparison's scenario, -e parameters and limits, and per broker its name,
-kind (broker: started by this stack; target: already running), status (ran,
+kind (broker: started by this stack; target: already running; run: a
+finished run that scripts/report.sh compares with others), status (ran,
 or not run with the reason), run id (or, with --search, the capacity
 search's id), version, and whether its metrics went to InfluxDB. A broker
 that did not run keeps its column, marked with the reason.
@@ -95,17 +96,18 @@ def value(v):
     return json.dumps(v) if isinstance(v, list | dict) else fmt(v, 0) if isinstance(v, bool) else str(v)
 
 
-def parameters_table(brokers):
-    """The parameters the runs differ in, with the scenario: a row each
-    (none when every run had the same)."""
+def parameters_table(brokers, runs):
+    """The scenario, the broker and the parameters the runs differ in, a row
+    each: always for runs (columns named by run id), else only when they
+    differ in more than the broker (compare.sh's columns name it)."""
     ran = [b.get("parameters") or {} for b in brokers if b.get("parameters")]
-    keys = sorted({k for p in ran for k in p} - {"url", "results_dir", "run_id", "broker", "local_address"})
+    keys = sorted({k for p in ran for k in p} - {"url", "results_dir", "run_id", "local_address", "broker"})
     differ = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in ran}) > 1]
-    if not differ:
+    if not differ and not runs:
         return []
     rows = [
         [k, *[value((b.get("parameters") or {}).get(k)) if b.get("parameters") else b["status"] for b in brokers]]
-        for k in ["scenario", *[k for k in differ if k != "scenario"]]
+        for k in ["scenario", "broker", *[k for k in differ if k not in ("scenario", "broker")]]
     ]
     heads = [header(b) for b in brokers]
     return [{"title": "Parameters", "note": "What the runs differ in.", "header": heads, "rows": rows}]
@@ -241,7 +243,7 @@ def write(manifest, dirs, out):
         metric_tables = [*build_tables(brokers, SEARCH_TABLES), search_table(brokers)]
         made = {"search": charts.search_chart(out, brokers)}
     else:
-        metric_tables = parameters_table(brokers) + build_tables(brokers, RUN_TABLES)
+        metric_tables = parameters_table(brokers, manifest.get("runs")) + build_tables(brokers, RUN_TABLES)
         verdicts = [
             "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else b["status"])
             for b in brokers

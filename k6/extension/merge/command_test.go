@@ -215,7 +215,7 @@ func TestCommandWritesTheMergedResultAndRefusesToOverwriteAnother(t *testing.T) 
 		t.Fatalf("merging again: exit code %d (%v)", code, err)
 	}
 	// Any other result at that path is not.
-	single := []byte(`{"schema": "mqtt-bench/result/v1", "run_id": "r", "passed": true}`)
+	single := []byte(`{"schema": "mqtt-bench/result/v2", "run_id": "r", "passed": true}`)
 	if err := os.WriteFile(path, single, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -276,7 +276,9 @@ func checkTarget(path string) error {
 		return badInput(fmt.Errorf("%s exists and cannot be read (%v): move it away to merge into it", path, err))
 	}
 	var prev map[string]json.RawMessage
-	if json.Unmarshal(b, &prev) == nil && prev["merge"] != nil {
+	// A merge's file: merge (this version), or instances at the top level
+	// (a merge of the previous version, whose run is merged again).
+	if json.Unmarshal(b, &prev) == nil && (prev["merge"] != nil || prev["instances"] != nil) {
 		return nil
 	}
 	return badInput(fmt.Errorf("%s exists and is not a merged result (no \"merge\"): it is another run's "+

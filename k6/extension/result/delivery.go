@@ -9,10 +9,12 @@ import (
 )
 
 // FlowDelivery is one flow's delivery, in a single run's result and a
-// merged one alike. The accounting fields come from the streams (Account):
-// in an instance file of a segmented run they cover that instance's
-// streams only, and the merge accounts the run. The group fields are what
-// the flow's subscriber groups saw (a merge: over all instances).
+// merged one alike. The accounting fields come from the streams (Account);
+// the group fields are what the flow's subscriber groups saw (a merge:
+// over all instances). An instance file of a segmented run, which sees
+// only part of the streams, keeps its groups' own view (their loss as far
+// as they can judge it; no fanout, sent or publishers): the merge accounts
+// the run.
 type FlowDelivery struct {
 	Fanout     int64 `json:"fanout"`
 	Publishers int   `json:"publishers"`
@@ -52,7 +54,7 @@ type Group struct {
 	MinPerClient   int64 `json:"min_per_client"`
 	MaxPerClient   int64 `json:"max_per_client"`
 	PolledSockets  int64 `json:"polled_sockets"`
-	GrantedQoS     int   `json:"granted_qos"` // the lowest granted, -1 before any SUBACK
+	GrantedQoS     int   `json:"granted_qos"` // the lowest granted, -1 before any SUBACK (or no group)
 	ProbesReceived int64 `json:"probes_received"`
 }
 
@@ -86,7 +88,8 @@ type streamKey struct {
 // part that ran the publisher, unique summed over the parts that received
 // on the stream), and the parts' subscriber groups added up. fanout gives
 // each flow's expected receptions per message (0 or absent: not checked);
-// groups may be nil or shorter than parts.
+// groups hold only the parts' flows that had a subscriber group (a part
+// with publishers only has none), and may be nil.
 func Account(fanout map[string]int64, groups []map[string]FlowDelivery, parts ...map[string]FlowStreams) map[string]FlowDelivery {
 	flows := map[string]bool{}
 	for _, p := range parts {
@@ -102,6 +105,7 @@ func Account(fanout map[string]int64, groups []map[string]FlowDelivery, parts ..
 	out := map[string]FlowDelivery{}
 	for name := range flows {
 		d := flowDelivery(name, fanout[name], parts)
+		d.GrantedQoS = -1 // until a group of the flow says otherwise
 		n := 0
 		for _, g := range groups {
 			if x, ok := g[name]; ok {

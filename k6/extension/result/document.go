@@ -12,9 +12,10 @@ import (
 // The schemas of the files a run leaves in its results directory: a claim
 // while it runs (or after it died), an instance's part of a segmented
 // run, and a result (a single process's, or the merge of its instances).
+// v2: merge-only facts under merge, one delivery shape.
 const (
-	ResultSchema   = "mqtt-bench/result/v1"
-	InstanceSchema = "mqtt-bench/result-instance/v1"
+	ResultSchema   = "mqtt-bench/result/v2"
+	InstanceSchema = "mqtt-bench/result-instance/v2"
 	ClaimSchema    = "mqtt-bench/result-claim/v1"
 )
 
@@ -69,7 +70,7 @@ type Result struct {
 	// Whole, so that instances' files merge exactly: every latency
 	// histogram (HdrHistogram's own encoding) and the per-stream counts.
 	Histograms map[string]string      `json:"histograms"`
-	Streams    map[string]FlowStreams `json:"streams,omitempty"`
+	Streams    map[string]FlowStreams `json:"streams"`
 
 	// What only a merge (k6 x mqtt-merge) has: its instances, the ones
 	// missing, its hosts' clocks and the thresholds judged on merged values.
@@ -111,7 +112,8 @@ func Decode(v any) (*Result, error) {
 }
 
 // Judge completes a single process's result: its delivery accounted from
-// its streams (as a merge accounts its instances'), and its verdicts by
+// its streams (as a merge accounts its instances'; an instance of a
+// segmented run keeps its groups' own view), and its verdicts by
 // the verdict package's rules: rate verdict, ordering, diagnosis and
 // policy.
 func (r *Result) Judge() error {
@@ -123,7 +125,12 @@ func (r *Result) Judge() error {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
 	}
-	r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
+	// One instance of several sees part of the run's streams: its
+	// delivery stays its subscriber groups' own view, and the merge
+	// accounts the run.
+	if r.Instance == nil || r.Instance.Count <= 1 {
+		r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
+	}
 	r.RateVerdict = verdict.RateVerdict(&d)
 	r.Ordering = verdict.Order(&d)
 	r.Diagnosis = verdict.Diagnose(&d)
