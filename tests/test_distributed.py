@@ -11,7 +11,7 @@ import time
 import pytest
 
 import broker_counters
-from conftest import ROOT, loopback_port, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
 from test_scenarios import mosquitto
 
 SCENARIOS = ROOT / "k6" / "scenarios"
@@ -39,12 +39,12 @@ def segment_args(k6_bin, script, segment, sequence):
 
 def launch(k6_bin, script, n, env, results):
     """n k6 processes, instance i with segment i/n of the sequence and its
-    own loopback source address, as scripts/bench.sh --instances does."""
+    own loopback source address, as scripts/bench.sh --instances does;
+    P99_MS BEHAVIOUR_P99_MS unless env says otherwise."""
     procs = []
     for i in range(n):
-        e = dict(
-            os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}", **env
-        )
+        e = dict(os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}")
+        e |= {"P99_MS": BEHAVIOUR_P99_MS, **env}
         args = segment_args(k6_bin, script, f"{i}/{n}:{i + 1}/{n}", sequence(n))
         log = open(results / f"instance-{i + 1}.log", "w")
         procs.append(subprocess.Popen(args, env=e, stdout=log, stderr=subprocess.STDOUT, text=True))
