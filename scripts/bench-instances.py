@@ -202,7 +202,7 @@ def main():
         "exit_codes": codes,
         "merged": {
             "passed": merged["passed"],
-            "instances": len(merged["instances"]),
+            "instances": len(merged["merge"]["instances"]),
             "connects": c["mqtt_connects"],
             "published": c["mqtt_publishes"],
             "received": c["mqtt_receives"],

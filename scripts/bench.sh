@@ -243,7 +243,7 @@ fi
 
 # A run whose thresholds failed (k6 exit 99) is still reported.
 # The scenario reserves the file when it starts: only a written result counts.
-if jq -e '.schema == "mqtt-bench/result/v1"' "$ROOT/reports/raw/$run_id.json" >/dev/null 2>&1; then
+if is_result "$ROOT/reports/raw/$run_id.json"; then
   sleep 2 # Telegraf's last flush
   "$ROOT/scripts/report.sh" "$run_id"
 else

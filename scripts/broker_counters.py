@@ -46,10 +46,8 @@ def probes(result):
     merged): (PUBLISH packets sent, deliveries the broker made) beyond the
     load. The fanin scenario's groups check that shared subscriptions work
     before the load starts; p2p has none."""
-    sent = delivered = 0
-    for part in result.get("instances") or [result]:
-        sent += sum((n or {}).get("probes", 0) for n in (part.get("connect") or {}).values())
-        delivered += sum((n or {}).get("probes_received", 0) for n in (part.get("delivery") or {}).values())
+    sent = sum((n or {}).get("probes", 0) for n in (result.get("connect") or {}).values())
+    delivered = sum(d["probes_received"] for d in result["delivery"].values())
     return sent, sent + delivered
 
 

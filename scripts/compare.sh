@@ -235,7 +235,7 @@ why() {
   printf 'exit code %s: %s' "$2" "${line:-no message (see the log)}"
 }
 
-result_ok() { jq -e '.schema == "mqtt-bench/result/v1"' "$ROOT/reports/raw/$1.json" >/dev/null 2>&1; }
+result_ok() { is_result "$ROOT/reports/raw/$1.json"; }
 native_up() { "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; }
 
 # native_ready B LOG: the native stack can run broker B (starting it is

@@ -102,6 +102,13 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   cp -r "$dir" "$2"; chmod -R u+w "$2"
 }
 
+# is_result FILE: FILE is a finished run's result (not a claim, nor one
+# instance's part), by the schema string the result's JSON Schema holds.
+is_result() {
+  jq -e --slurpfile s "$ROOT/k6/extension/result/result.schema.json" \
+    '.schema == $s[0].properties.schema.enum[0]' "$1" >/dev/null 2>&1
+}
+
 # secrets_file: the native stack's secrets file, .env.local (git-ignored),
 # or MQTTBENCH_SECRETS: the tests' stacks keep their own there, so that they
 # never rewrite or read the token of a stack the user runs from this clone.

@@ -206,15 +206,29 @@ def run_k6(k6_bin, script, env=None, out=None, summary=None, timeout=300):
     return p, data
 
 
+# Tests that assert behaviour (counts, reports, exit causes), not latency,
+# which a busy 2-core machine pushes past the scenarios' default 100 ms:
+# latency figures belong to the benchmarks (docs/benchmarks.md).
+BEHAVIOUR_P99_MS = "60000"
+
+
 def run_scenario_to_influx(stack, k6_bin, scenario, run_id, results_dir, **env):
     """A scenario against the native stack, its metrics sent to InfluxDB
     through Telegraf, its result file written to results_dir; p2p at SCALE
-    0.2 unless env says otherwise. Returns run_k6's (process, None)."""
+    0.2 and P99_MS BEHAVIOUR_P99_MS unless env says otherwise. Returns
+    run_k6's (process, None)."""
     return run_k6(
         k6_bin,
         ROOT / f"k6/scenarios/{scenario}.js",
         out=stack.k6_out,
-        env={"MQTT_URL": stack.mqtt_url, "RUN_ID": run_id, "SCALE": "0.2", "RESULTS_DIR": str(results_dir), **env},
+        env={
+            "MQTT_URL": stack.mqtt_url,
+            "RUN_ID": run_id,
+            "SCALE": "0.2",
+            "P99_MS": BEHAVIOUR_P99_MS,
+            "RESULTS_DIR": str(results_dir),
+            **env,
+        },
     )
 
 

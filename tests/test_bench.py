@@ -112,7 +112,7 @@ def test_bench_splits_a_run_over_instances_merges_and_reports_it(stack):
             f"{run_id}.seg-2-of-2.log",
         ]
         merged = json.loads((raw / f"{run_id}.json").read_text())
-        assert merged["passed"] and len(merged["instances"]) == 2, merged.get("diagnosis")
+        assert merged["passed"] and len(merged["merge"]["instances"]) == 2, merged.get("diagnosis")
         # Each from its own loopback source address.
         addrs = {json.loads(p.read_text())["parameters"]["local_address"] for p in raw.glob(f"{run_id}.seg-*.json")}
         assert addrs == {"127.0.0.2", "127.0.0.3"}

@@ -243,7 +243,7 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
         "latency_p99": 5.0,
         "success_pct": 100.0,
     }
-    write_capacity(f"{compare_id}-a", "a", rec, "latency", "p99 latency above 50 ms at 4000 msg/s")
+    write_capacity(f"{compare_id}-a", "a", rec, "broker_latency", "The broker was slow to deliver: p99 62 ms")
     write_capacity(f"{compare_id}-b", "b", None, "generator", "the generator could not send 1000 msg/s")
     entry = {"kind": "target", "mode": "target", "influx": False, "host_tag": None, "version": None}
     manifest = {
@@ -286,7 +286,7 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
         # The search that found no rate still shows why it stopped.
         search = dict((row[0], row[1:]) for row in table(md, "Search")[1:])
         assert search["limit"][1] == "the generator could not send 1000 msg/s", search
-        assert "p99 latency above 50 ms" in md and "broker CPU as % of BROKER_CPUS=2" in md
+        assert "The broker was slow to deliver: p99 62 ms" in md and "broker CPU as % of BROKER_CPUS=2" in md
         assert f"../capacity-{compare_id}-a/" in md
         assert (out / "search.png").exists()
     finally:

@@ -160,7 +160,8 @@ def p2p_run(stack, k6_bin, tmp_path_factory):
     over the quiet time before it)."""
     start = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     run_id = f"legend-{int(time.time())}"
-    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, tmp_path_factory.mktemp("res"), STEPS=f"100:3s,200:{2 * gd.SYS_INTERVAL_S}s")
+    steps = f"100:3s,200:{2 * gd.SYS_INTERVAL_S}s"
+    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, tmp_path_factory.mktemp("res"), STEPS=steps)
     assert p.returncode == 0, p.stderr[-3000:]
     time.sleep(5 * gd.SYS_INTERVAL_S + 1)
     return start, run_id

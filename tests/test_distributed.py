@@ -11,7 +11,7 @@ import time
 import pytest
 
 import broker_counters
-from conftest import ROOT, loopback_port, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
 from test_scenarios import mosquitto
 
 SCENARIOS = ROOT / "k6" / "scenarios"
@@ -39,12 +39,12 @@ def segment_args(k6_bin, script, segment, sequence):
 
 def launch(k6_bin, script, n, env, results):
     """n k6 processes, instance i with segment i/n of the sequence and its
-    own loopback source address, as scripts/bench.sh --instances does."""
+    own loopback source address, as scripts/bench.sh --instances does;
+    P99_MS BEHAVIOUR_P99_MS unless env says otherwise."""
     procs = []
     for i in range(n):
-        e = dict(
-            os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}", **env
-        )
+        e = dict(os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}")
+        e |= {"P99_MS": BEHAVIOUR_P99_MS, **env}
         args = segment_args(k6_bin, script, f"{i}/{n}:{i + 1}/{n}", sequence(n))
         log = open(results / f"instance-{i + 1}.log", "w")
         procs.append(subprocess.Popen(args, env=e, stdout=log, stderr=subprocess.STDOUT, text=True))
@@ -116,7 +116,7 @@ def test_four_instances_merge_into_the_brokers_own_counts(k6_bin, tmp_path, fres
     assert sys["received"] == c["mqtt_publishes"] + probes_in, (sys, c, probes_in)
     assert sys["sent"] == c["mqtt_receives"] + probes_out, (sys, c, probes_out)
     assert c["mqtt_publishes"] > 0 and c["mqtt_lost"] == 0 and c["mqtt_receives"] == c["mqtt_publishes"]
-    assert merged["passed"] is True and len(merged["instances"]) == 4 and not merged["incomplete"]
+    assert merged["passed"] is True and len(merged["merge"]["instances"]) == 4 and not merged["merge"]["incomplete"]
     # The instances' shares add up to the whole, exactly.
     pubs = sum(
         sum(len(f["publishers"]) for f in json.loads(p.read_text())["streams"].values())
@@ -204,8 +204,8 @@ def test_a_killed_instance_leaves_the_run_incomplete_and_failed(k6_bin, tmp_path
     out = m.stdout + m.stderr
     assert "3/4" in out and "3 of 4" in out, out
     merged = json.loads((results / f"{run_id}.json").read_text())
-    assert merged["passed"] is False and merged["incomplete"] is True
-    assert any("3/4" in x for x in merged["missing_instances"]), merged["missing_instances"]
+    assert merged["passed"] is False and merged["merge"]["incomplete"] is True
+    assert any("3/4" in x for x in merged["merge"]["missing_instances"]), merged["merge"]
 
 
 def test_every_scenario_archives_and_an_archive_runs_segmented(k6_bin, tmp_path, fresh_mosquitto):

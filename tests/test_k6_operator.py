@@ -686,10 +686,8 @@ def test_the_operators_runners_replayed_merge_and_a_reused_name_stops_in_setup(k
 def test_the_jobs_check_fails_a_run_short_of_its_numbers(tmp_path):
     merged = {
         "passed": True,
-        "incomplete": False,
-        "missing_instances": [],
-        "instances_expected": 4,
-        "instances": [{}] * 4,
+        "merge": {"incomplete": False, "missing_instances": [], "instances_expected": 4, "instances": [{}] * 4},
+        "delivery": {},
         "counts": dict.fromkeys(["mqtt_lost", "mqtt_duplicates", "mqtt_connect_failures"], 0)
         | {"mqtt_publishes": 5999, "mqtt_receives": 5999, "mqtt_connects": 20},
     }

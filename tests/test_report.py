@@ -263,8 +263,14 @@ def test_compare_mode(stack, k6_bin, step_run):
     assert r.returncode == 0, r.stderr
     cmp_dir = sorted(step_run["out"].glob("compare-*"))[-1]
     md = (cmp_dir / "compare.md").read_text()
-    assert step_run["run_id"] in md and other in md and "| 0 |" in md and "| 1 |" in md
-    assert (cmp_dir / "compare.png").stat().st_size > 5000
+    # The one comparison format (scripts/compare.sh's): a column per run,
+    # and first what the runs differ in.
+    assert f"|  | {step_run['run_id']} | {other} |" in md, md
+    params = md.split("## Parameters")[1].split("##")[0]
+    assert "| qos | 1 | 0 |" in params and "| scenario | p2p | p2p |" in params, params
+    assert "| broker | mosquitto | mosquitto |" in params, params
+    assert "## Latency (ms)" in md and "**Broker:** `mosquitto`, as the run's result records it" in md, md
+    assert (cmp_dir / "bars.png").stat().st_size > 5000
 
 
 def test_connection_scenario_report(stack, k6_bin, tmp_path):

@@ -44,6 +44,12 @@ def test_single_instance_and_merged_results_validate_and_the_merge_reports_its_c
         jsonschema.validate(json.loads(f.read_text()), SCHEMA)
     merged = json.loads((tmp_path / f"{split}.json").read_text())
     assert merged["completed"] and merged["connect"]["sub_p2p"]["connected"] == 4, merged["connect"]
+    # One delivery shape: the same keys single and merged, each whole.
+    one = json.loads(files[0].read_text())["delivery"]["p2p"]
+    assert set(one) == set(merged["delivery"]["p2p"]), (one, merged["delivery"])
+    for d in (one, merged["delivery"]["p2p"]):
+        assert d["clients"] == 4 and d["sent"] == d["unique"] == d["received"] == d["expected"] == 400, d
+        assert d["lost"] == 0 and d["granted_qos"] == 1 and d["publishers"] == 4, d
     assert merged["policy"]["rate_reached"] == json.loads(files[0].read_text())["policy"]["rate_reached"]
     rep = subprocess.run(
         [sys.executable, "-m", "report", split, "--results", str(tmp_path), "--out", str(tmp_path), "--no-influx"],
@@ -60,10 +66,31 @@ def test_a_result_that_drifts_from_its_type_is_refused_by_the_reader(tmp_path):
     sys.path.insert(0, str(ROOT / "scripts"))
     from report.results import MissingData, Run
 
-    data = {"schema": "mqtt-bench/result/v1", "run_id": "x", "policy": {}, "surprise": 1}
+    data = {"schema": "mqtt-bench/result/v2", "run_id": "x", "policy": {}, "surprise": 1}
     try:
         Run(tmp_path / "x.json", data)
     except MissingData as e:
         assert "not a valid result file" in str(e)
     else:
         raise AssertionError("a result file outside its schema was read")
+
+
+def test_a_result_of_another_version_is_named_and_blocks_no_other_run(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from report.results import SCHEMA, MissingData, find
+
+    old = {"schema": "mqtt-bench/result/v1", "run_id": "old", "policy": {}, "instances": []}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    # A file of this version that is not valid is read only when asked for.
+    (tmp_path / "bad.json").write_text(json.dumps({"schema": SCHEMA, "run_id": "bad", "policy": {}, "x": 1}))
+    # (no policy: a file of before the schema, read as it is)
+    good = {"schema": SCHEMA, "run_id": "good", "ended_at": "2026-01-01T00:00:00Z"}
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    assert find([tmp_path], good["run_id"]).run_id == good["run_id"]
+    for run_id, said in (("old", "another version (mqtt-bench/result/v1"), ("bad", "not a valid result file")):
+        try:
+            find([tmp_path], run_id)
+        except MissingData as e:
+            assert said in str(e), e
+        else:
+            raise AssertionError(f"{run_id} was read")

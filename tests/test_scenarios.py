@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TEST_PORTS, loopback_port, run_k6, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, TEST_PORTS, loopback_port, run_k6, wait_until
 
 SCENARIOS = ROOT / "k6/scenarios"
 
@@ -47,10 +47,7 @@ def scenario_env(stack, tmp_path, name, **extra):
     return {
         "MQTT_URL": stack.mqtt_url,
         "DURATION": "3s",
-        # These tests assert behaviour (counts, separation, exit causes), not
-        # latency, which a busy 2-core machine pushes past the default 100 ms:
-        # latency figures belong to the benchmarks (docs/benchmarks.md).
-        "P99_MS": "60000",
+        "P99_MS": BEHAVIOUR_P99_MS,
         "RESULTS_DIR": str(tmp_path),
         "RUN_ID": f"test-{name}-{int(time.time() * 1000)}",
         **REDUCED[name],

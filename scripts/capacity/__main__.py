@@ -40,7 +40,7 @@ from report.influx import Influx
 from report.results import MissingData
 
 from . import output
-from .search import DEFAULT_CPU_TARGET, DEFAULT_PRECISION, Bounds, Search, judge
+from .search import DEFAULT_CPU_TARGET, DEFAULT_PRECISION, GENERATOR, Bounds, Search, judge
 from .trial import Target, run_trial
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def main(argv=None):
     a = parse(argv)
     k6 = os.environ.get("MQTTBENCH_K6_BIN") or "k6"
     target = target_of(a)
-    bounds = Bounds(None if a.no_cpu else a.cpu_target, a.p99_ms, a.qos)
+    bounds = Bounds(None if a.no_cpu else a.cpu_target)
     search = Search(a.start_rate, a.max_rate, a.precision)
     scenario = ROOT / "k6/scenarios" / f"{a.scenario}.js"
     trials = []
@@ -193,7 +193,7 @@ def main(argv=None):
     print(output.text(result, out), file=sys.stderr)
     if result["recommended"]:
         return 0
-    return 3 if result["limit"] == "generator" else 1
+    return 3 if result["limit"] == GENERATOR else 1
 
 
 if __name__ == "__main__":

@@ -5,13 +5,12 @@ from dataclasses import asdict
 
 from report import charts
 
+from .search import GENERATOR
+
+# The search's own limits; any other is the cause a trial's diagnosis
+# named (k6/extension/verdict), its text beside it.
 LIMITS = {
     "broker_cpu": "the broker's CPU",
-    "latency": "latency (p99)",
-    "loss": "message loss",
-    "connections": "failed connections",
-    "broker_backpressure": "the broker's acknowledgements (too slow for the rate: sends waited on the inflight window)",
-    "generator": "the load generator itself",
     "error": "a trial that could not be measured",
     "budget": "the time budget",
     "max_rate": "--max-rate",
@@ -31,21 +30,21 @@ def summary(a, target, search, trials, wall_s):
     # What bounded the search: the first bad trial above the best good one.
     above = [t for t in trials if not t.good and (best is None or t.rate > best.rate)]
     first_bad = min(above, key=lambda t: t.rate) if above else None
-    generator = any(t.limit == "generator" for t in trials)
+    generator = any(t.limit == GENERATOR for t in trials)
     if generator:
-        limit = "generator"
+        limit = GENERATOR
     elif first_bad:
         limit = first_bad.limit
     else:
         limit = search.stop or "budget"
     texts = {
-        "generator": "the load generator, not the broker, fell short of the rate: no broker capacity is reported "
+        GENERATOR: "the load generator, not the broker, fell short of the rate: no broker capacity is reported "
         "(run more generator processes: scripts/bench.sh --instances, or hosts; README: Several generators)",
     }
     limit_text = texts.get(limit) or (
         f"{LIMITS.get(limit, limit)}: " + "; ".join(first_bad.reasons) if first_bad else LIMITS.get(limit, limit)
     )
-    if search.stop == "budget" and limit != "generator":
+    if search.stop == "budget" and limit != GENERATOR:
         limit_text += " (the time budget ended the search before the precision was reached)"
     recommended = None
     if best and not generator:
@@ -103,9 +102,9 @@ def write_report(out, r, trials, cpu_target):
         f"# Capacity of {r['broker']}: {r['scenario']}, QoS {r['qos']}",
         "",
         f"Search `{r['search_id']}`: {len(trials)} trials of {r['trial']} in {r['wall_s']:.0f} s. Bounds: "
-        f"{r['cpu_bound']}, p99 < {r['p99_ms']:g} ms, no loss at QoS >= 1, no "
-        "failed connection, the rate reached. Host CPU (1 - idle) is shown beside: it includes the generator "
-        "when it shares the host.",
+        f"{r['cpu_bound']}, and each trial's own thresholds (p99 < {r['p99_ms']:g} ms, no loss at QoS >= 1, no "
+        "failed connection, the rate sent on schedule), a failed one named by its diagnosis. Host CPU (1 - idle) "
+        "is shown beside: it includes the generator when it shares the host.",
         "",
     ]
     if rec:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from report import tables
+from report.results import SCHEMA as RESULT_SCHEMA
 from report.results import Run
 
 from .search import Trial
@@ -55,7 +56,7 @@ def run_trial(k6, scenario, target, rate, run_id, args, results_dir):
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         data = None
-    if not data or data.get("schema") != "mqtt-bench/result/v1":
+    if not data or data.get("schema") != RESULT_SCHEMA:
         tail = (p.stdout + p.stderr).strip().splitlines()[-5:]
         t.error = f"the run at {rate:g} msg/s wrote no result (k6 exit code {p.returncode}): " + " | ".join(tail)
         return t, wall
@@ -68,15 +69,12 @@ def measure(t, run, target):
     c = run["counts"]
     steps = run.data.get("steps") or []
     t.achieved_rate = sum(s["achieved_rate"] for s in steps) / len(steps) if steps else 0.0
-    t.rate_reached = bool(steps) and run.data.get("rate_verdict") is None
+    t.passed = run["passed"]
+    t.cause, t.diagnosis = run["diagnosis"]["cause"], run["diagnosis"]["text"]
     t.published, t.received, t.lost = c["mqtt_publishes"], c["mqtt_receives"], c["mqtt_lost"]
-    t.connect_failures = c.get("mqtt_connect_failures", 0)
-    t.missed_sends = c.get("mqtt_missed_sends", 0)
-    t.missed_window = sum(s.get("missed_window", 0) for s in steps)
     lat = tables.latency(run)
     t.latency_p50, t.latency_p99 = lat.get("p50"), lat.get("p99")
     t.send_lag_p99 = tables.latency(run, "send_lag").get("p99")
-    t.puback_p99 = tables.latency(run, "puback").get("p99")
     expected = t.received - c.get("mqtt_duplicates", 0) + t.lost
     t.success_pct = 100.0 * (t.received - c.get("mqtt_duplicates", 0)) / expected if expected else None
     g = run.data.get("generator") or {}

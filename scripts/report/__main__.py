@@ -25,7 +25,7 @@ from jinja2 import Environment, FileSystemLoader
 
 import broker_facts
 
-from . import charts, diagnosis, network, tables
+from . import brokers, charts, diagnosis, network, tables
 from .influx import Influx
 from .results import MissingData, find, instance_dirs
 
@@ -137,57 +137,25 @@ def report_one(run, influx, influx_problem, args):
     return t, run
 
 
-def compare(results, args):
-    rows = []
-    for t, run in results:
-        best = (t["capacity"] or {}).get("recommended") or (t["steps"][-1] if t["steps"] else {})
-        rows.append(
+def compare(runs, args, dirs):
+    """The comparison of several runs, written as scripts/compare.sh writes
+    its own (report.brokers): a column per run, named by its run id."""
+    manifest = {
+        "compare_id": "compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
+        "runs": True,
+        "brokers": [
             {
-                "run_id": t["run_id"],
-                "scenario": t["scenario"],
-                "broker": t["broker"],
-                "qos": run["parameters"]["qos"],
-                "payload": run["parameters"]["payload"],
-                "tps": best.get("tps"),
-                "cpu_avg": best.get("cpu_avg"),
-                "mem_avg": best.get("mem_avg"),
-                "broker_cpu_avg": best.get("broker_cpu_avg"),
-                "latency_avg": tables.latency(run).get("avg"),
-                "latency_p99": tables.latency(run).get("p99"),
-                "delivery_success_pct": t["success"]["delivery_success_pct"],
-                "passed": t["passed"],
+                "name": run.run_id,
+                "kind": "run",
+                "status": "ran",
+                "run_id": run.run_id,
+                "influx": not args.no_influx,
+                "no_influx": "InfluxDB: not read (--no-influx)" if args.no_influx else None,
             }
-        )
-    out = Path(args.out) / ("compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"))
-    out.mkdir(parents=True, exist_ok=True)
-    chart = charts.compare(out, rows)
-
-    def f(x, d=1):
-        return "n/a" if x is None else f"{x:,.{d}f}"
-
-    lines = [
-        "# Comparison",
-        "",
-        "| Run | Broker | Scenario | QoS | Payload B | TPS (In + Out) | Avg CPU % (1 - Idle) | Broker CPU % "
-        "| Avg Memory % | Avg Latency ms | P99 Latency ms | Delivery success % | Thresholds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['run_id']} | {r['broker']} | {r['scenario']} | {r['qos']} | {r['payload']} | {f(r['tps'], 0)} | "
-            f"{f(r['cpu_avg'], 2)} | {f(r['broker_cpu_avg'], 2)} | {f(r['mem_avg'], 2)} | {f(r['latency_avg'], 3)} | "
-            f"{f(r['latency_p99'], 3)} | {f(r['delivery_success_pct'], 3)} | {'pass' if r['passed'] else 'FAIL'} |"
-        )
-    lines += [
-        "",
-        "TPS, CPU and memory are those of each run's recommended step (or its last step).",
-        "",
-        f"![comparison]({chart})",
-        "",
-    ]
-    (out / "compare.md").write_text("\n".join(lines))
-    (out / "results.json").write_text(json.dumps(rows, indent=1))
-    print(f"comparison: {out / 'compare.md'}")
+            for run in runs
+        ],
+    }
+    brokers.write(manifest, dirs, Path(args.out) / manifest["compare_id"])
 
 
 def main(argv=None):
@@ -245,7 +213,7 @@ def main(argv=None):
             )
             return 2
     if len(done) > 1:
-        compare(done, args)
+        compare([run for _, run in done], args, dirs)
     if kept:
         return 3
     return 99 if args.merge and 99 in merged else 0

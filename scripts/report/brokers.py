@@ -6,7 +6,8 @@ charts side by side, and each broker's disclosure.
 
 MANIFEST (compare.sh writes it, reports/compare-<id>/manifest.json): the
 comparison's scenario, -e parameters and limits, and per broker its name,
-kind (broker: started by this stack; target: already running), status (ran,
+kind (broker: started by this stack; target: already running; run: a
+finished run that scripts/report.sh compares with others), status (ran,
 or not run with the reason), run id (or, with --search, the capacity
 search's id), version, and whether its metrics went to InfluxDB. A broker
 that did not run keeps its column, marked with the reason.
@@ -27,7 +28,7 @@ from jinja2 import Environment, FileSystemLoader
 import broker_facts
 
 from . import charts, network
-from .compare_tables import RUN_TABLES, SEARCH_TABLES, build_tables, cell, header, run_figures, search_table
+from .compare_tables import RUN_TABLES, SEARCH_TABLES, build_tables, cell, fmt, header, run_figures, search_table
 from .influx import HostTagged, connect_influx
 from .results import MissingData, find
 
@@ -53,7 +54,8 @@ def load_run(b, dirs, influx, influx_problem, cpu_target):
         return None
     missing = list(t["missing"])
     if not b.get("influx"):
-        missing.insert(0, "InfluxDB: this run's metrics were not sent to InfluxDB (no Telegraf listener answered)")
+        unsent = "InfluxDB: this run's metrics were not sent to InfluxDB (no Telegraf listener answered)"
+        missing.insert(0, b.get("no_influx") or unsent)
     elif influx is None:
         missing.insert(0, influx_problem)
     b.update(
@@ -88,6 +90,30 @@ def load_search(b, root):
         b.update(status=NO_RESULT, short=f"no capacity found ({cap.get('limit')})", reason=cap.get("limit_text"))
 
 
+def value(v):
+    """A parameter as a cell: a number or text as it is, a list or mapping as JSON."""
+    if v is None:
+        return "not set"
+    return json.dumps(v) if isinstance(v, list | dict) else fmt(v, 0) if isinstance(v, bool) else str(v)
+
+
+def parameters_table(brokers, runs):
+    """The scenario, the broker and the parameters the runs differ in, a row
+    each: always for runs (columns named by run id), else only when they
+    differ in more than the broker (compare.sh's columns name it)."""
+    ran = [b.get("parameters") or {} for b in brokers if b.get("parameters")]
+    keys = sorted({k for p in ran for k in p} - {"url", "results_dir", "run_id", "local_address", "broker"})
+    differ = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in ran}) > 1]
+    if not differ and not runs:
+        return []
+    rows = [
+        [k, *[value((b.get("parameters") or {}).get(k)) if b.get("parameters") else b["status"] for b in brokers]]
+        for k in ["scenario", "broker", *[k for k in differ if k not in ("scenario", "broker")]]
+    ]
+    heads = [header(b) for b in brokers]
+    return [{"title": "Parameters", "note": "What the runs differ in.", "header": heads, "rows": rows}]
+
+
 def disclosure(b, manifest):
     """Markdown lines: how this broker ran, its version and configuration."""
     # A run under a network profile (--impair) is named <broker>-<profile>.
@@ -97,7 +123,12 @@ def disclosure(b, manifest):
         lines.append("**Status:** ran.")
     else:
         lines.append(f"**Status:** {b['status']}: {b.get('reason') or b.get('short')}.")
-    if b["kind"] == "target":
+    if b["kind"] == "run":
+        lines.append(
+            f"**Broker:** `{(b.get('parameters') or {}).get('broker') or 'not recorded'}`, as the run's result "
+            "records it: a finished run, whose broker this comparison neither started nor configured."
+        )
+    elif b["kind"] == "target":
         lines.append(
             f"**Broker:** a target at `{b.get('url')}`, not managed: this comparison neither started, stopped "
             "nor configured it; its limits and configuration are its own, not disclosed here."
@@ -109,15 +140,17 @@ def disclosure(b, manifest):
         )
     else:
         lines.append("**Broker:** managed by this stack, natively (`scripts/stack.sh`).")
-    if b["kind"] != "target" and manifest.get("limits"):
+    if b["kind"] not in ("target", "run") and manifest.get("limits"):
         lines.append(f"**Limits:** {manifest['limits']}.")
     lines.append(f"**Version:** {b.get('version') or 'not recorded'}.")
     if b.get("profile"):
         net = network.describe(b.get("network")) if b.get("network") else None
         lines.append(f"**Network:** {net or 'not impaired (profile none): k6 reached the broker directly.'}")
-    if b["kind"] != "target" and b["status"] != "ran" and broker_facts.load(name):
+    if b["kind"] in ("target", "run"):
+        pass
+    elif b["status"] != "ran" and broker_facts.load(name):
         lines.append(f"**Configuration:** `brokers/{name}/broker.toml` (not shown: the broker did not run).")
-    elif b["kind"] != "target":
+    else:
         facts = broker_facts.load(name)
         if facts:
             lines += [
@@ -179,8 +212,15 @@ def main(argv=None):
         print(f"error: {mpath} is not a comparison manifest ({e.__class__.__name__}: {e})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else mpath.parent
+    return write(manifest, args.results or [str(ROOT / "reports")], out)
+
+
+def write(manifest, dirs, out):
+    """Writes the comparison of manifest's brokers (or runs) to out:
+    compare.md, its charts and results.json. The one writer of compare.md:
+    scripts/compare.sh's comparisons and report.sh's of several runs."""
+    brokers = manifest["brokers"]
     out.mkdir(parents=True, exist_ok=True)
-    dirs = args.results or [str(ROOT / "reports")]
     reports_root = Path(dirs[0])
     cpu_target = float(manifest.get("cpu_target") or 75)
     search = bool(manifest.get("search"))
@@ -208,7 +248,7 @@ def main(argv=None):
         metric_tables = [*build_tables(brokers, SEARCH_TABLES), search_table(brokers)]
         made = {"search": charts.search_chart(out, brokers)}
     else:
-        metric_tables = build_tables(brokers, RUN_TABLES)
+        metric_tables = parameters_table(brokers, manifest.get("runs")) + build_tables(brokers, RUN_TABLES)
         verdicts = [
             "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else b["status"])
             for b in brokers

@@ -145,28 +145,6 @@ def knee(out, rows, cpu_target):
     return "knee.png"
 
 
-def compare(out, reports):
-    """Bars per run: TPS, average CPU, p99 latency."""
-    labels = [f"{r['broker']}\n{r['scenario']}\nQoS {r['qos']}" for r in reports]
-    metrics = [("TPS (in + out)", "tps"), ("avg CPU % (1 - idle)", "cpu_avg"), ("p99 latency ms", "latency_p99")]
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
-    for ax, (title, key) in zip(axes, metrics, strict=True):
-        ax.bar(range(len(reports)), [r[key] or 0 for r in reports], color="tab:blue")
-        ax.set_xticks(range(len(reports)))
-        ax.set_xticklabels(labels, fontsize=7)
-        ax.set_title(title)
-        ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "compare.png", dpi=100)
-    plt.close(fig)
-    return "compare.png"
-
-
-# --- The comparison of brokers (report.brokers) ------------------------------
-# A broker is a dict with its name, status ("ran", or why not), figures and,
-# for a search, its capacity.json.
-
-
 def _bars(ax, brokers, values, title):
     xs = range(len(brokers))
     for x, b, v in zip(xs, brokers, values, strict=True):

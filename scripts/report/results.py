@@ -7,10 +7,11 @@ from pathlib import Path
 
 import jsonschema
 
-SCHEMA = "mqtt-bench/result/v1"
 # The result file's JSON Schema, generated from the Go type that writes
-# every result (k6/extension/result; scripts/result_schema.py).
+# every result (k6/extension/result; scripts/result_schema.py); it holds
+# the schema strings too, a finished run's first.
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "k6/extension/result/result.schema.json"
+SCHEMA = json.loads(SCHEMA_FILE.read_text())["properties"]["schema"]["enum"][0]
 
 
 class MissingData(Exception):
@@ -104,29 +105,38 @@ def glob_escape(s):
 
 
 def find(results_dirs, run_id=None):
-    """The result file of run_id (default: the newest) in any of the dirs."""
+    """The result file of run_id (default: the newest) in any of the dirs,
+    read against the schema; no other file need be valid."""
     files = []
     for d in results_dirs:
         files += [p for p in Path(d).glob("**/*.json") if p.is_file()]
-    runs = []
+    found, older = [], {}
     for p in files:
         try:
             data = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and data.get("schema") == SCHEMA:
-            runs.append(Run(p, data))
-    if not runs:
+        if not isinstance(data, dict):
+            continue
+        if data.get("schema") == SCHEMA:
+            found.append((p, data))
+        elif str(data.get("schema")).startswith(SCHEMA.rsplit("/", 1)[0] + "/"):
+            older[data.get("run_id")] = (p, data["schema"])
+    where = ", ".join(map(str, results_dirs))
+    if run_id in older and not any(d.get("run_id") == run_id for _, d in found):
+        p, schema = older[run_id]
         raise MissingData(
-            f"no result files in {', '.join(map(str, results_dirs))}: run a scenario first "
-            "(scripts/bench.sh, or k6 run k6/scenarios/p2p.js)"
+            f"run {run_id!r}: {p} is a result of another version ({schema}; this one reads {SCHEMA}): "
+            "report it with the checkout that ran it, or rerun the scenario"
+        )
+    if not found:
+        raise MissingData(
+            f"no result files in {where}: run a scenario first (scripts/bench.sh, or k6 run k6/scenarios/p2p.js)"
         )
     if run_id is None:
-        return max(runs, key=lambda r: (r.data.get("ended_at") or "", str(r.path)))
-    for r in runs:
-        if r.run_id == run_id:
-            return r
-    known = ", ".join(sorted(r.run_id for r in runs)[-5:])
-    raise MissingData(
-        f"no result file for run {run_id!r} in {', '.join(map(str, results_dirs))} (latest runs: {known})"
-    )
+        return Run(*max(found, key=lambda f: (f[1].get("ended_at") or "", str(f[0]))))
+    for p, data in found:
+        if data.get("run_id") == run_id:
+            return Run(p, data)
+    known = ", ".join(sorted(str(d.get("run_id")) for _, d in found)[-5:])
+    raise MissingData(f"no result file for run {run_id!r} in {where} (latest runs: {known})")

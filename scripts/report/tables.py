@@ -292,21 +292,21 @@ def local_cores(run, res):
 def instances(run):
     """Who generated the load of a merged run (k6 x mqtt-merge): instances,
     hosts, and the clock-skew risk of latencies measured across hosts."""
-    inst = run.data.get("instances")
-    if not inst:
+    merge = run.data.get("merge")
+    if not merge:
         return None
+    inst = merge["instances"]
     hosts = {}
     for i in inst:
-        hosts[i.get("hostname") or "?"] = hosts.get(i.get("hostname") or "?", 0) + 1
-    clock = run.data.get("clock") or {}
+        hosts[i["hostname"]] = hosts.get(i["hostname"], 0) + 1
     return {
-        "count": run.data.get("instances_expected") or len(inst),
-        "segments": [i.get("segment") for i in inst],
+        "count": merge["instances_expected"],
+        "segments": [i["segment"] for i in inst],
         "hosts": hosts,
-        "start_spread_s": run.data.get("started_at_spread_s"),
-        "skew_risk": bool(clock.get("skew_risk")),
-        "clock_text": clock.get("text") or "",
-        "missing": run.data.get("missing_instances") or [],
+        "start_spread_s": merge["started_at_spread_s"],
+        "skew_risk": merge["clock"]["skew_risk"],
+        "clock_text": merge["clock"]["text"],
+        "missing": merge["missing_instances"],
     }
 
 

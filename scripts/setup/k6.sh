@@ -19,6 +19,12 @@ mkdir -p "$(dirname "$out")"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/k6
 mv "$out.tmp" "$out"
 link_for_user
-# Keep the three newest builds; each is ~50 MB.
-find "$CACHE/k6" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- |
-  xargs -r -d '\n' rm -rf
+# Remove the oldest builds (each is ~50 MB) down to three, but none of the
+# last day:
+# another checkout on this host (MQTTBENCH_TEST_PORT_OFFSET) may be running
+# its tests with its own.
+find "$CACHE/k6" -mindepth 1 -maxdepth 1 -type d -mmin +1440 -printf '%T@ %p\n' | sort -n | cut -d' ' -f2- |
+  while read -r dir; do
+    (($(find "$CACHE/k6" -mindepth 1 -maxdepth 1 -type d | wc -l) > 3)) || break
+    rm -rf "$dir"
+  done

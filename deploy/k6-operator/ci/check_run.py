@@ -22,14 +22,14 @@ import broker_counters  # noqa: E402
 
 
 def problems(merged, args):
-    c = merged["counts"]
+    c, m = merged["counts"], merged["merge"]
     probes_in, probes_out = broker_counters.probes(merged)
     want = {
         "passed": (merged["passed"], True),
-        "incomplete": (merged["incomplete"], False),
-        "missing_instances": (merged["missing_instances"], []),
-        "instances_expected": (merged["instances_expected"], args.instances),
-        "instances": (len(merged["instances"]), args.instances),
+        "incomplete": (m["incomplete"], False),
+        "missing_instances": (m["missing_instances"], []),
+        "instances_expected": (m["instances_expected"], args.instances),
+        "instances": (len(m["instances"]), args.instances),
         "mqtt_publishes": (c["mqtt_publishes"], args.publishes),
         "mqtt_receives": (c["mqtt_receives"], args.publishes),
         "mqtt_lost": (c["mqtt_lost"], 0),
@@ -55,7 +55,7 @@ def main(argv=None):
     found = problems(merged, args)
     c = merged["counts"]
     print(
-        f"{args.result}: passed={merged['passed']}, {len(merged['instances'])} instances, "
+        f"{args.result}: passed={merged['passed']}, {len(merged['merge']['instances'])} instances, "
         f"{c['mqtt_connects']} connections, {c['mqtt_publishes']} published, {c['mqtt_receives']} received, "
         f"{c['mqtt_lost']} lost; broker: {args.broker_received} received, {args.broker_sent} sent"
     )

@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-var updateVectors = flag.Bool("update", false, "rewrite the shared test vectors in ../merge/testdata")
+var updateVectors = flag.Bool("update", false, "rewrite the shared test vectors in ../result/testdata")
 
-// splitVector is the shared test vector ../merge/testdata/split_streams.json:
+// splitVector is the shared test vector ../result/testdata/split_streams.json:
 // the same messages accounted by one process (Single) and by two instances
-// (Parts, their Streams() as result files carry them). merge's tests check
+// (Parts, their Streams() as result files carry them). result's tests check
 // that merging Parts gives Single.
-const splitVector = "../merge/testdata/split_streams.json"
+const splitVector = "../result/testdata/split_streams.json"
 
 type vector struct {
 	Note   string                    `json:"note"`
@@ -145,7 +145,7 @@ func makeSplitVector() vector {
 		}
 	}
 	v := vector{
-		Note: "written by k6/extension/load's TestSplitStreamsVectorIsCurrent (-update); read by merge's tests. " +
+		Note: "written by k6/extension/load's TestSplitStreamsVectorIsCurrent (-update); read by result's tests (Account). " +
 			"Out-of-order and duplicates of a shared subscription whose members sit in different instances " +
 			"cannot be judged across them: only p2p's are compared.",
 		Fanout: map[string]int64{"p2p": 1, "shared": 1},

@@ -74,10 +74,10 @@ func run(cmd *cobra.Command, dir, runID string) error {
 		return nil
 	}
 	var why []string
-	if r.Incomplete {
-		why = append(why, "incomplete: "+strings.Join(r.MissingInstances, "; "))
+	if r.Merge.Incomplete {
+		why = append(why, "incomplete: "+strings.Join(r.Merge.MissingInstances, "; "))
 	}
-	if f := failedThresholds(r); len(f) > 0 {
+	if f := failedThresholds(r.Merge.ThresholdValues); len(f) > 0 {
 		why = append(why, "thresholds failed: "+strings.Join(f, "; "))
 	}
 	return errext.WithExitCodeIfNone(fmt.Errorf("run %s FAILED on its merged result %s: %s",

@@ -23,11 +23,11 @@ func TestIncompleteRunFailsAndNamesTheMissingInstances(t *testing.T) {
 		writeInstance(t, dir, passingInstance("p2p.run", i, 4))
 	}
 	r := mustMerge(t, dir, "p2p.run")
-	if r.Passed || !r.Incomplete || r.InstancesExpected != 4 || len(r.Instances) != 3 {
-		t.Fatalf("passed %v incomplete %v expected %d instances %d", r.Passed, r.Incomplete, r.InstancesExpected, len(r.Instances))
+	if r.Passed || !r.Merge.Incomplete || r.Merge.InstancesExpected != 4 || len(r.Merge.Instances) != 3 {
+		t.Fatalf("passed %v incomplete %v expected %d instances %d", r.Passed, r.Merge.Incomplete, r.Merge.InstancesExpected, len(r.Merge.Instances))
 	}
-	if len(r.MissingInstances) != 1 || r.MissingInstances[0] != "2/4 (seg-2-of-4: no file)" {
-		t.Errorf("missing_instances = %q", r.MissingInstances)
+	if len(r.Merge.MissingInstances) != 1 || r.Merge.MissingInstances[0] != "2/4 (seg-2-of-4: no file)" {
+		t.Errorf("missing_instances = %q", r.Merge.MissingInstances)
 	}
 	if r.Diagnosis.Cause != "incomplete" || !strings.Contains(r.Diagnosis.Text, "2/4") {
 		t.Errorf("diagnosis %+v", r.Diagnosis)
@@ -50,8 +50,8 @@ func TestClaimedInstanceIsNamedAsDiedOrRunning(t *testing.T) {
 	writeClaim(t, dir, "r", 2, 2)
 	r := mustMerge(t, dir, "r")
 	want := "2/2 (seg-2-of-2: claimed by pid 123 on host gen9 at 2025-01-01T10:00:00Z, no result: it died or is still running)"
-	if r.Passed || len(r.MissingInstances) != 1 || r.MissingInstances[0] != want {
-		t.Fatalf("passed %v, missing_instances %q", r.Passed, r.MissingInstances)
+	if r.Passed || len(r.Merge.MissingInstances) != 1 || r.Merge.MissingInstances[0] != want {
+		t.Fatalf("passed %v, missing_instances %q", r.Passed, r.Merge.MissingInstances)
 	}
 	if _, code, _ := execute(t, nil, "r", "--dir", dir); code != 99 {
 		t.Errorf("exit code %d, want 99", code)
@@ -177,10 +177,12 @@ func TestCommandWritesTheMergedResultAndRefusesToOverwriteAnother(t *testing.T) 
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got["schema"] != ResultSchema || got["instances"] == nil || got["passed"] != true {
-		t.Errorf("written result: schema %v, instances %v, passed %v", got["schema"], got["instances"], got["passed"])
+	// What only a merge knows sits under "merge".
+	merged, _ := got["merge"].(map[string]any)
+	if got["schema"] != ResultSchema || merged["instances"] == nil || got["passed"] != true || got["instances"] != nil {
+		t.Fatalf("written result: schema %v, merge %v, passed %v", got["schema"], merged, got["passed"])
 	}
-	clock := got["clock"].(map[string]any)
+	clock := merged["clock"].(map[string]any)
 	if clock["skew_risk"] != true || !strings.Contains(clock["text"].(string), "gen1: synchronized, max error 1.500 ms") ||
 		!strings.Contains(clock["text"].(string), "gen2: error not known") {
 		t.Errorf("clock %v", clock)
@@ -204,8 +206,8 @@ func TestCommandWritesTheMergedResultAndRefusesToOverwriteAnother(t *testing.T) 
 	if g := got["generator"].(map[string]any); g["cpu_user_s"] != 3.0 || g["max_rss_kb"] != 2000.0 {
 		t.Errorf("generator %v", g)
 	}
-	if got["started_at_spread_s"] != 1.0 || got["started_at"] != "2025-01-01T10:00:01.000Z" || got["ended_at"] != "2025-01-01T10:01:02.000Z" {
-		t.Errorf("started_at %v ended_at %v spread %v", got["started_at"], got["ended_at"], got["started_at_spread_s"])
+	if merged["started_at_spread_s"] != 1.0 || got["started_at"] != "2025-01-01T10:00:01.000Z" || got["ended_at"] != "2025-01-01T10:01:02.000Z" {
+		t.Errorf("started_at %v ended_at %v spread %v", got["started_at"], got["ended_at"], merged["started_at_spread_s"])
 	}
 
 	// An earlier merge is replaced.
@@ -213,7 +215,7 @@ func TestCommandWritesTheMergedResultAndRefusesToOverwriteAnother(t *testing.T) 
 		t.Fatalf("merging again: exit code %d (%v)", code, err)
 	}
 	// Any other result at that path is not.
-	single := []byte(`{"schema": "mqtt-bench/result/v1", "run_id": "r", "passed": true}`)
+	single := []byte(`{"schema": "mqtt-bench/result/v2", "run_id": "r", "passed": true}`)
 	if err := os.WriteFile(path, single, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -246,9 +248,9 @@ func TestStoppedInstanceLeavesTheRunIncomplete(t *testing.T) {
 		writeInstance(t, dir, d)
 	}
 	r := mustMerge(t, dir, "r")
-	if r.Passed || !r.Incomplete || len(r.MissingInstances) != 1 || !strings.Contains(r.MissingInstances[0], "2/2") ||
-		!strings.Contains(r.MissingInstances[0], "stopped before its planned end") {
-		t.Fatalf("passed %v incomplete %v missing %q", r.Passed, r.Incomplete, r.MissingInstances)
+	if r.Passed || !r.Merge.Incomplete || len(r.Merge.MissingInstances) != 1 || !strings.Contains(r.Merge.MissingInstances[0], "2/2") ||
+		!strings.Contains(r.Merge.MissingInstances[0], "stopped before its planned end") {
+		t.Fatalf("passed %v incomplete %v missing %q", r.Passed, r.Merge.Incomplete, r.Merge.MissingInstances)
 	}
 }
 
@@ -266,8 +268,8 @@ func TestClockSkewRiskFollowsKernelsNotHostnames(t *testing.T) {
 			writeInstance(t, dir, d)
 		}
 		r := mustMerge(t, dir, "r")
-		if r.Clock.SkewRisk != c.risk || len(r.Hosts) != 2 {
-			t.Errorf("boot ids %v: skew risk %v (hosts %v), want %v", c.boots, r.Clock.SkewRisk, r.Hosts, c.risk)
+		if r.Merge.Clock.SkewRisk != c.risk || len(r.Merge.Hosts) != 2 {
+			t.Errorf("boot ids %v: skew risk %v (hosts %v), want %v", c.boots, r.Merge.Clock.SkewRisk, r.Merge.Hosts, c.risk)
 		}
 	}
 }

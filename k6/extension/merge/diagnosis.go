@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // judge gives the merged run the verdicts of the verdict package (the
 // same rules as a single run's summary): its ordering, its diagnosis and
 // the policy they follow.
-func (r *Result) judge(ins []*instance) error {
+func judgeMerged(r *result.Result, ins []*instance) error {
 	// The verdicts read the merged document as a reader of the file would.
 	raw, err := json.Marshal(r)
 	if err != nil {
@@ -20,11 +21,12 @@ func (r *Result) judge(ins []*instance) error {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return err
 	}
-	m := verdict.Merged{Doc: &doc, Incomplete: r.Incomplete, InstancesExpected: r.InstancesExpected,
-		Missing: r.MissingInstances, Hosts: len(r.Hosts), Failed: failedThresholds(r)}
+	mr := r.Merge
+	m := verdict.Merged{Doc: &doc, Incomplete: mr.Incomplete, InstancesExpected: mr.InstancesExpected,
+		Missing: mr.MissingInstances, Hosts: len(mr.Hosts), Failed: failedThresholds(mr.ThresholdValues)}
 	for _, in := range ins {
 		m.Instances = append(m.Instances, verdict.Instance{Segment: in.Instance.Segment, Passed: in.Passed,
-			Diagnosis: in.Diagnosis})
+			Diagnosis: &in.Diagnosis})
 	}
 	r.Ordering = verdict.Order(&doc)
 	r.Diagnosis = verdict.DiagnoseMerged(m)
@@ -32,10 +34,10 @@ func (r *Result) judge(ins []*instance) error {
 	return nil
 }
 
-func failedThresholds(r *Result) []string {
+func failedThresholds(values map[string]result.ThresholdResult) []string {
 	var out []string
-	for _, k := range sortedKeys(r.ThresholdValues) {
-		t := r.ThresholdValues[k]
+	for _, k := range result.SortedKeys(values) {
+		t := values[k]
 		if !t.OK {
 			s := k
 			if t.Value != nil {

@@ -17,7 +17,6 @@ import (
 	"go.k6.io/k6/errext/exitcodes"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
-	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // The schemas of the files a run's instances leave in the results
@@ -37,80 +36,16 @@ var segFile = regexp.MustCompile(`\.seg-(\d+)-of-(\d+)\.json$`)
 // InvalidConfig (104) on it.
 func badInput(err error) error { return errext.WithExitCodeIfNone(err, exitcodes.InvalidConfig) }
 
-// instance is one finished instance file, as far as the merge reads it;
-// what it only passes on stays raw.
+// instance is one finished instance file: a result document of one
+// execution segment.
 type instance struct {
 	path string
 	file string
 	seg  int // 1-based, from the file name
 	of   int
 
-	RunHead
-	// Completed is false for an instance stopped before its planned end
-	// (a signal, an abort): its counts cover part of its share. Files of
-	// older builds have no such field (nil).
-	Completed      *bool  `json:"completed"`
-	ClientIDPrefix string `json:"client_id_prefix"`
-	Instance       struct {
-		Segment  string `json:"segment"`
-		Sequence string `json:"sequence"`
-		Index    int    `json:"index"`
-		Count    int    `json:"count"`
-	} `json:"instance"`
-	Parameters     map[string]any           `json:"parameters"`
-	Flows          []map[string]any         `json:"flows"`
-	Versions       json.RawMessage          `json:"versions"`
-	Host           json.RawMessage          `json:"host"`
-	Generator      map[string]any           `json:"generator"`
-	Thresholds     map[string]bool          `json:"thresholds"`
-	Metrics        map[string]metricSummary `json:"metrics"`
-	Counts         map[string]float64       `json:"counts"`
-	Histograms     map[string]string        `json:"histograms"`
-	Streams        map[string]FlowStreams   `json:"streams"`
-	Steps          []map[string]any         `json:"steps"`
-	Timeline       []map[string]any         `json:"timeline"`
-	Outages        []map[string]any         `json:"outages"`
-	Connect        json.RawMessage          `json:"connect"`
-	Delivery       json.RawMessage          `json:"delivery"`
-	Diagnosis      *verdict.Diagnosis       `json:"diagnosis"`
-	RateVerdict    *string                  `json:"rate_verdict"`
-	WithoutSamples []string                 `json:"without_samples"`
-	host           hostInfo
-}
-
-// metricSummary is k6's end-of-test summary of one metric.
-type metricSummary struct {
-	Type   string             `json:"type"`
-	Values map[string]float64 `json:"values"`
-}
-
-// RunHead is what every result file begins with, an instance's or a
-// merged one: which run, when, and its verdict.
-type RunHead struct {
-	Schema    string   `json:"schema"`
-	RunID     string   `json:"run_id"`
-	Scenario  string   `json:"scenario"`
-	Broker    string   `json:"broker"`
-	StartedAt string   `json:"started_at"`
-	EndedAt   string   `json:"ended_at"`
-	DurationS *float64 `json:"duration_s"`
-	Passed    bool     `json:"passed"`
-}
-
-type hostInfo struct {
-	Hostname string     `json:"hostname"`
-	Clock    *ClockInfo `json:"clock"`
-	// BootID names the running kernel, so its clock: containers on one
-	// host have hostnames of their own and one clock.
-	BootID string `json:"boot_id"`
-}
-
-// ClockInfo is how well a generator host's clock was synchronized when its
-// instance ended (absent when the host could not tell).
-type ClockInfo struct {
-	Synchronized bool     `json:"synchronized"`
-	MaxErrorUs   *float64 `json:"max_error_us,omitempty"`
-	EstErrorUs   *float64 `json:"est_error_us,omitempty"`
+	*result.Result
+	host result.HostInfo
 }
 
 // claim is the file of an instance that has not written its result: it is
@@ -221,15 +156,17 @@ func readFile(path string, seg, of int) (*instance, *claim, error) {
 		}
 		return nil, c, nil
 	case InstanceSchema:
-		in := &instance{path: path, file: filepath.Base(path), seg: seg, of: of}
-		if err := json.Unmarshal(b, in); err != nil {
+		r, err := result.Decode(b)
+		if err == nil && r.Instance == nil {
+			err = errors.New("it has no instance")
+		}
+		if err != nil {
 			return nil, nil, badInput(fmt.Errorf("%s: an instance result that cannot be read (%v): it was written by "+
 				"another version of k6/lib; rerun the instances with one checkout", path, err))
 		}
-		if len(in.Host) > 0 && string(in.Host) != "null" {
-			if err := json.Unmarshal(in.Host, &in.host); err != nil {
-				return nil, nil, badInput(fmt.Errorf("%s: host cannot be read (%v)", path, err))
-			}
+		in := &instance{path: path, file: filepath.Base(path), seg: seg, of: of, Result: r}
+		if in.host, err = r.HostInfo(); err != nil {
+			return nil, nil, badInput(fmt.Errorf("%s: host cannot be read (%v)", path, err))
 		}
 		if in.host.Hostname == "" {
 			in.host.Hostname = "unknown"
@@ -288,22 +225,12 @@ func (rf *runFiles) check(runID string) error {
 // sameFlows: the delivery accounting merges flows by name and checks
 // each one's fanout, so those must agree.
 func sameFlows(a, b *instance) error {
-	fa, fb := flowFanouts(a), flowFanouts(b)
+	fa, fb := result.FanoutsOf(a.Flows), result.FanoutsOf(b.Flows)
 	if !reflect.DeepEqual(fa, fb) {
 		return fmt.Errorf("%s and %s describe different flows (name: fanout %v and %v): every instance of a run runs "+
 			"the same scenario; rerun them from one checkout", a.file, b.file, fa, fb)
 	}
 	return nil
-}
-
-func flowFanouts(in *instance) map[string]int64 {
-	out := map[string]int64{}
-	for _, f := range in.Flows {
-		name, _ := f["name"].(string)
-		n, _ := f["fanout"].(float64)
-		out[name] = int64(n)
-	}
-	return out
 }
 
 // differingKey is the first key (sorted) whose values differ.
@@ -349,9 +276,11 @@ func checkTarget(path string) error {
 		return badInput(fmt.Errorf("%s exists and cannot be read (%v): move it away to merge into it", path, err))
 	}
 	var prev map[string]json.RawMessage
-	if json.Unmarshal(b, &prev) == nil && prev["instances"] != nil {
+	// A merge's file: merge (this version), or instances at the top level
+	// (a merge of the previous version, whose run is merged again).
+	if json.Unmarshal(b, &prev) == nil && (prev["merge"] != nil || prev["instances"] != nil) {
 		return nil
 	}
-	return badInput(fmt.Errorf("%s exists and is not a merged result (no \"instances\"): it is another run's "+
+	return badInput(fmt.Errorf("%s exists and is not a merged result (no \"merge\"): it is another run's "+
 		"result or claim, which a merge never overwrites; move it away, or merge with another --dir", path))
 }

@@ -15,6 +15,7 @@ import (
 	"go.k6.io/k6/errext"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // obj is a JSON object of a fixture.
@@ -133,7 +134,7 @@ func execute(t *testing.T, env map[string]string, args ...string) (string, int, 
 	return out.String(), -1, err
 }
 
-func mustMerge(t *testing.T, dir, runID string) *Result {
+func mustMerge(t *testing.T, dir, runID string) *result.Result {
 	t.Helper()
 	r, err := Merge(dir, runID)
 	if err != nil {

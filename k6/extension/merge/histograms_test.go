@@ -107,7 +107,7 @@ func TestMergeOfInstanceFilesGivesOneProcessLatency(t *testing.T) {
 	if r.LatencyMs["puback"] != (load.Stats{}) || r.Histograms["mqtt_puback_duration"] != "" {
 		t.Fatal("a kind no instance recorded must stay empty and absent")
 	}
-	tr := r.ThresholdValues["mqtt_latency_p99 value<100"]
+	tr := r.Merge.ThresholdValues["mqtt_latency_p99 value<100"]
 	if tr.Value == nil || *tr.Value != want.P99 || tr.How != JudgedMerged {
 		t.Fatalf("mqtt_latency_p99 judged %+v, want the merged p99 %v", tr, want.P99)
 	}

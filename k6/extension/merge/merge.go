@@ -6,7 +6,6 @@
 package merge
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,94 +14,25 @@ import (
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
-	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
-
-// Result is a merged result: a single-process result's fields (schema
-// mqtt-bench/result/v1, what the reports read) and what only a merge has
-// (instances, missing instances, clocks).
-type Result struct {
-	RunHead
-	// Completed: every instance ran to its planned end.
-	Completed        bool                       `json:"completed"`
-	Incomplete       bool                       `json:"incomplete"`
-	MissingInstances []string                   `json:"missing_instances"`
-	Parameters       map[string]any             `json:"parameters"`
-	Flows            []map[string]any           `json:"flows"`
-	Versions         json.RawMessage            `json:"versions"`
-	Host             json.RawMessage            `json:"host"`
-	Generator        map[string]any             `json:"generator"`
-	Thresholds       map[string]bool            `json:"thresholds"`
-	ThresholdValues  map[string]ThresholdResult `json:"threshold_values"`
-	ThresholdsNote   string                     `json:"thresholds_note,omitempty"`
-	Counts           map[string]float64         `json:"counts"`
-	LatencyMs        map[string]load.Stats      `json:"latency_ms"`
-	Histograms       map[string]string          `json:"histograms"`
-	Delivery         map[string]FlowDelivery    `json:"delivery"`
-	Connect          map[string]map[string]any  `json:"connect"`
-	Steps            []map[string]any           `json:"steps"`
-	Outages          []map[string]any           `json:"outages"`
-	WithoutSamples   []string                   `json:"without_samples"`
-	RateVerdict      *string                    `json:"rate_verdict"`
-	Ordering         verdict.Ordering           `json:"ordering"`
-	Diagnosis        verdict.Diagnosis          `json:"diagnosis"`
-	Policy           verdict.Policy             `json:"policy"`
-	Notes            []string                   `json:"notes,omitempty"`
-
-	InstancesExpected int        `json:"instances_expected"`
-	Instances         []Instance `json:"instances"`
-	Hosts             []string   `json:"hosts"`
-	Clock             Clock      `json:"clock"`
-	StartedAtSpreadS  float64    `json:"started_at_spread_s"`
-	MergedAt          string     `json:"merged_at"`
-
-	Timeline     []map[string]any `json:"timeline"`
-	TimelineNote string           `json:"timeline_note"`
-}
-
-// Instance is what a merged result keeps of each instance's own file.
-type Instance struct {
-	File           string             `json:"file"`
-	Segment        string             `json:"segment"`
-	Index          int                `json:"index"`
-	Hostname       string             `json:"hostname"`
-	Clock          *ClockInfo         `json:"clock,omitempty"`
-	ClientIDPrefix string             `json:"client_id_prefix,omitempty"`
-	StartedAt      string             `json:"started_at"`
-	EndedAt        string             `json:"ended_at"`
-	DurationS      *float64           `json:"duration_s"`
-	Passed         bool               `json:"passed"`
-	Generator      map[string]any     `json:"generator"`
-	Connect        json.RawMessage    `json:"connect,omitempty"`
-	Delivery       json.RawMessage    `json:"delivery,omitempty"`
-	Diagnosis      *verdict.Diagnosis `json:"diagnosis"`
-}
-
-// Clock says how far pub-to-sub latency can be trusted across hosts.
-type Clock struct {
-	Hosts    int                   `json:"hosts"`
-	SkewRisk bool                  `json:"skew_risk"`
-	Text     string                `json:"text"`
-	ByHost   map[string]*ClockInfo `json:"by_host,omitempty"`
-}
 
 // ResultPath is where the merged result of runID is written.
 func ResultPath(dir, runID string) string { return filepath.Join(dir, runID+".json") }
 
 // Run merges the instance files of runID in dir and writes the merged
 // result (ResultPath). Its errors are bad input (k6 exit code 104); a
-// failed verdict is no error: see Result.Passed.
-func Run(dir, runID string) (*Result, error) {
+// failed verdict is no error: see result.Result.Passed.
+func Run(dir, runID string) (*result.Result, error) {
 	r, err := Merge(dir, runID)
 	if err != nil {
 		return nil, err
 	}
-	return r, r.Write(dir)
+	return r, Write(dir, r)
 }
 
 // Merge reads and merges the instance files of runID in dir, writing
 // nothing.
-func Merge(dir, runID string) (*Result, error) {
+func Merge(dir, runID string) (*result.Result, error) {
 	rf, err := readRun(dir, runID)
 	if err != nil {
 		return nil, err
@@ -117,55 +47,59 @@ func Merge(dir, runID string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{
-		RunHead:    RunHead{Schema: ResultSchema, RunID: runID, Scenario: first.Scenario, Broker: first.Broker},
+	gone := missing(rf)
+	completed := len(gone) == 0
+	r := &result.Result{
+		Schema: ResultSchema, RunID: runID, Scenario: first.Scenario, Broker: first.Broker, Completed: &completed,
 		Parameters: first.Parameters, Flows: first.Flows, Versions: first.Versions, Host: first.Host,
-		InstancesExpected: rf.n, MissingInstances: missing(rf),
 		Generator:  mergeGenerator(ins),
 		LatencyMs:  latencySummaries(hists),
 		Histograms: encoded,
 		Steps:      mergeSteps(ins),
-		Timeline:   mergeTimeline(ins), TimelineNote: TimelineNote,
-		Outages:  mergeOutages(ins),
-		MergedAt: time.Now().UTC().Format(time.RFC3339),
+		Timeline:   mergeTimeline(ins),
+		Outages:    mergeOutages(ins),
+		Connect:    mergeConnect(ins),
+		Merge: &result.Merge{
+			InstancesExpected: rf.n, MissingInstances: gone, Incomplete: !completed,
+			TimelineNote: TimelineNote, MergedAt: time.Now().UTC().Format(time.RFC3339),
+		},
 	}
-	r.Incomplete = len(r.MissingInstances) > 0
-	r.Completed = !r.Incomplete
-	r.Connect = mergeConnect(ins)
-	r.times(ins)
-	r.instances(ins)
-	r.clock(ins)
+	m := r.Merge
+	times(r, ins)
+	describeInstances(m, ins)
+	m.Clock = clock(m.Hosts, ins)
 
-	fanouts := flowFanouts(first)
-	var parts []map[string]FlowStreams
+	var groups []map[string]result.FlowDelivery
+	var parts []map[string]result.FlowStreams
 	for _, in := range ins {
+		groups = append(groups, in.Delivery)
 		parts = append(parts, in.Streams)
 	}
-	r.Delivery = Delivery(fanouts, parts...)
-	r.Notes = append(r.Notes, deliveryNotes(r.Delivery)...)
-	r.counts(ins)
+	r.Delivery = result.Account(result.FanoutsOf(first.Flows), groups, parts...)
+	m.Notes = append(m.Notes, result.DeliveryNotes(r.Delivery)...)
+	counts(r, ins)
 
 	r.WithoutSamples = withoutSamples(ins, hists)
 	noSamples := map[string]bool{}
-	for _, m := range r.WithoutSamples {
-		noSamples[m] = true
+	for _, name := range r.WithoutSamples {
+		noSamples[name] = true
 	}
 	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery}
-	r.ThresholdValues = j.mergedThresholds()
+	m.ThresholdValues = j.mergedThresholds()
 	r.Thresholds = map[string]bool{}
-	r.Passed = !r.Incomplete
-	for k, t := range r.ThresholdValues {
+	r.Passed = !m.Incomplete
+	for k, t := range m.ThresholdValues {
 		r.Thresholds[k] = t.OK
 		r.Passed = r.Passed && t.OK
 	}
-	r.ThresholdsNote = thresholdsNote(r.ThresholdValues)
+	m.ThresholdsNote = thresholdsNote(m.ThresholdValues)
 	r.RateVerdict = rateVerdict(ins)
-	if err := r.judge(ins); err != nil {
+	if err := judgeMerged(r, ins); err != nil {
 		return nil, err
 	}
 	for _, in := range ins[1:] {
 		if string(in.Versions) != string(first.Versions) {
-			r.Notes = append(r.Notes, fmt.Sprintf("%s ran other versions than %s (%s and %s): versions are %s's",
+			m.Notes = append(m.Notes, fmt.Sprintf("%s ran other versions than %s (%s and %s): versions are %s's",
 				in.file, first.file, in.Versions, first.Versions, first.file))
 		}
 	}
@@ -203,7 +137,7 @@ func missing(rf *runFiles) []string {
 
 // times: the run spans its instances; instances starting apart (a
 // k6-operator starting runners one by one) measure different loads.
-func (r *Result) times(ins []*instance) {
+func times(r *result.Result, ins []*instance) {
 	var start, end time.Time
 	for _, in := range ins {
 		if t, err := time.Parse(time.RFC3339Nano, in.StartedAt); err == nil && (start.IsZero() || t.Before(start)) {
@@ -217,31 +151,33 @@ func (r *Result) times(ins []*instance) {
 			r.DurationS = &d
 		}
 		if t, err := time.Parse(time.RFC3339Nano, in.StartedAt); err == nil {
-			r.StartedAtSpreadS = max(r.StartedAtSpreadS, t.Sub(start).Seconds())
+			r.Merge.StartedAtSpreadS = max(r.Merge.StartedAtSpreadS, t.Sub(start).Seconds())
 		}
 	}
 }
 
-func (r *Result) instances(ins []*instance) {
+// describeInstances records what the merge keeps of each instance, and
+// their hosts.
+func describeInstances(m *result.Merge, ins []*instance) {
 	seen := map[string]bool{}
-	r.Hosts = []string{}
+	m.Hosts = []string{}
 	for _, in := range ins {
-		r.Instances = append(r.Instances, Instance{
+		m.Instances = append(m.Instances, result.Instance{
 			File: in.file, Segment: in.Instance.Segment, Index: in.Instance.Index,
 			Hostname: in.host.Hostname, Clock: in.host.Clock, ClientIDPrefix: in.ClientIDPrefix,
 			StartedAt: in.StartedAt, EndedAt: in.EndedAt, DurationS: in.DurationS, Passed: in.Passed,
-			Generator: in.Generator, Connect: in.Connect, Delivery: in.Delivery, Diagnosis: in.Diagnosis,
+			Generator: in.Generator, Diagnosis: &in.Diagnosis,
 		})
 		if !seen[in.host.Hostname] {
 			seen[in.host.Hostname] = true
-			r.Hosts = append(r.Hosts, in.host.Hostname)
+			m.Hosts = append(m.Hosts, in.host.Hostname)
 		}
 	}
 }
 
 // clock: pub-to-sub latency is the receiver's wall clock less the
 // publisher's, both read on their own host.
-func (r *Result) clock(ins []*instance) {
+func clock(hosts []string, ins []*instance) result.Clock {
 	// One clock per kernel (its boot id), or per hostname where a file
 	// does not say.
 	clocks := map[string]bool{}
@@ -252,7 +188,7 @@ func (r *Result) clock(ins []*instance) {
 			clocks["host "+in.host.Hostname] = true
 		}
 	}
-	c := Clock{Hosts: len(r.Hosts), SkewRisk: len(clocks) > 1, ByHost: map[string]*ClockInfo{}}
+	c := result.Clock{Hosts: len(hosts), SkewRisk: len(clocks) > 1, ByHost: map[string]*result.ClockInfo{}}
 	var errs []string
 	for _, in := range ins {
 		h := in.host.Hostname
@@ -264,17 +200,17 @@ func (r *Result) clock(ins []*instance) {
 	}
 	if !c.SkewRisk {
 		c.Text = fmt.Sprintf("every instance ran on one kernel's clock (%s): pub-to-sub latency is read on one clock",
-			strings.Join(r.Hosts, ", "))
+			strings.Join(hosts, ", "))
 	} else {
 		c.Text = fmt.Sprintf("instances ran on %d hosts (%s): the pub-to-sub latency of a message published on one host "+
 			"and received on another is the difference of two wall clocks, so skew between the hosts' clocks adds to "+
 			"or hides latency (a skew of 1 ms moves every such sample by 1 ms). Clocks: %s",
-			len(r.Hosts), strings.Join(r.Hosts, ", "), strings.Join(errs, "; "))
+			len(hosts), strings.Join(hosts, ", "), strings.Join(errs, "; "))
 	}
-	r.Clock = c
+	return c
 }
 
-func clockText(c *ClockInfo) string {
+func clockText(c *result.ClockInfo) string {
 	if c == nil {
 		return "error not known"
 	}
@@ -294,7 +230,7 @@ func clockText(c *ClockInfo) string {
 // counts adds up the instances' counters; the loss is the merged
 // accounting's (an instance alone cannot see a stream whose publisher ran
 // elsewhere).
-func (r *Result) counts(ins []*instance) {
+func counts(r *result.Result, ins []*instance) {
 	r.Counts = map[string]float64{}
 	streams := false
 	for _, in := range ins {
@@ -304,7 +240,7 @@ func (r *Result) counts(ins []*instance) {
 		streams = streams || in.Streams != nil
 	}
 	if !streams {
-		r.Notes = append(r.Notes, "no instance file has streams: mqtt_lost is the sum of the instances' own "+
+		r.Merge.Notes = append(r.Merge.Notes, "no instance file has streams: mqtt_lost is the sum of the instances' own "+
 			"losses, which miss streams whose publisher and subscriber ran in different instances")
 		return
 	}
@@ -332,17 +268,12 @@ func rateVerdict(ins []*instance) *string {
 // Write writes the result to dir (ResultPath), unless what is there is
 // not a merged result. It writes a temporary file first, so a reader never
 // sees half a result.
-func (r *Result) Write(dir string) error {
+func Write(dir string, r *result.Result) error {
 	path := ResultPath(dir, r.RunID)
 	if err := checkTarget(path); err != nil {
 		return err
 	}
-	// Through the one result type, as a single run's summary writes it.
-	doc, err := result.Decode(r)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	b, err := doc.Encode()
+	b, err := r.Encode()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -370,15 +301,12 @@ func (r *Result) Write(dir string) error {
 // mergeConnect is each group's connect() over the instances, by role and
 // flow: the connections opened and failed in all, over the longest ramp
 // (the instances ramp side by side), so that the connection rate of the
-// merged run is what its instances achieved together.
+// merged run is what its instances achieved together; the probes of the
+// shared-subscription check are every instance's.
 func mergeConnect(ins []*instance) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for _, in := range ins {
-		var notes map[string]map[string]any
-		if len(in.Connect) == 0 || json.Unmarshal(in.Connect, &notes) != nil {
-			continue
-		}
-		for key, n := range notes {
+		for key, n := range in.Connect {
 			if n == nil {
 				continue
 			}
@@ -390,8 +318,9 @@ func mergeConnect(ins []*instance) map[string]map[string]any {
 			for k, v := range n {
 				x, isNum := v.(float64)
 				switch {
-				case k == "connected" || k == "failed":
-					m[k] = m[k].(float64) + x
+				case k == "connected" || k == "failed" || k == "probes":
+					sum, _ := m[k].(float64)
+					m[k] = sum + x
 				case k == "seconds":
 					m[k] = max(m[k].(float64), x)
 				case m[k] == nil && (!isNum || x != 0):

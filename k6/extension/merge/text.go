@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // num3 shows a figure as k6/lib/summary.js does: 3 decimals below 10.
@@ -28,7 +29,8 @@ func plural(n int, what string) string {
 
 // Text is the merged result's summary, in the spirit of k6's end-of-test
 // summary and k6/lib/summary.js; path is where the result was written.
-func Text(r *Result, path string) string {
+func Text(r *result.Result, path string) string {
+	m := r.Merge
 	c := func(k string) string { return num3(r.Counts[k]) }
 	verdict := "PASSED"
 	if !r.Passed {
@@ -37,7 +39,7 @@ func Text(r *Result, path string) string {
 	lines := []string{
 		"",
 		fmt.Sprintf("mqtt-bench %s on %s: %s (run %s, %d of %d instances on %s)",
-			r.Scenario, r.Broker, verdict, r.RunID, len(r.Instances), r.InstancesExpected, plural(len(r.Hosts), "host")),
+			r.Scenario, r.Broker, verdict, r.RunID, len(m.Instances), m.InstancesExpected, plural(len(m.Hosts), "host")),
 		fmt.Sprintf("  connections   %s ok, %s failed; %s disconnects, %s reconnects",
 			c(load.MetricConnects), c(load.MetricConnectFailures), c(load.MetricDisconnects), c(load.MetricReconnects)),
 		fmt.Sprintf("  messages      %s published, %s received, %s lost, %s duplicates, %s out of order, %s failed",
@@ -51,14 +53,14 @@ func Text(r *Result, path string) string {
 	if r.RateVerdict != nil {
 		lines = append(lines, "  rate          "+*r.RateVerdict)
 	}
-	for _, name := range sortedKeys(r.Delivery) {
+	for _, name := range result.SortedKeys(r.Delivery) {
 		d := r.Delivery[name]
 		exp := "not checked"
 		if d.Expected != nil {
 			exp = strconv.FormatInt(*d.Expected, 10)
 		}
 		lines = append(lines, fmt.Sprintf("  flow %-8s %d streams: expected %s, received %d, lost %d",
-			flowLabel(name), d.Streams, exp, d.Unique, d.Lost))
+			result.FlowLabel(name), d.Streams, exp, d.Unique, d.Lost))
 	}
 	if l := r.LatencyMs["pub_to_sub"]; l.Count > 0 {
 		lines = append(lines, fmt.Sprintf("  latency ms    avg %s  p50 %s  p90 %s  p99 %s  p99.99 %s  max %s  (%d samples)",
@@ -68,8 +70,8 @@ func Text(r *Result, path string) string {
 		lines = append(lines, fmt.Sprintf("  from intended avg %s  p50 %s  p90 %s  p99 %s  p99.99 %s  max %s",
 			num3(l.Avg), num3(l.P50), num3(l.P90), num3(l.P99), num3(l.P9999), num3(l.Max)))
 	}
-	for _, k := range sortedKeys(r.ThresholdValues) {
-		t := r.ThresholdValues[k]
+	for _, k := range result.SortedKeys(m.ThresholdValues) {
+		t := m.ThresholdValues[k]
 		mark := "ok  "
 		if !t.OK {
 			mark = "FAIL"
@@ -83,27 +85,27 @@ func Text(r *Result, path string) string {
 		}
 		lines = append(lines, fmt.Sprintf("  %s          %s%s", mark, k, how))
 	}
-	for _, m := range r.MissingInstances {
+	for _, m := range m.MissingInstances {
 		lines = append(lines, "  missing       "+m)
 	}
-	for _, in := range r.Instances {
+	for _, in := range m.Instances {
 		v := "passed"
 		if !in.Passed {
 			v = "failed"
 		}
 		lines = append(lines, fmt.Sprintf("  instance      %s on %s: %s on its own", in.Segment, in.Hostname, v))
 	}
-	if r.Clock.SkewRisk {
-		lines = append(lines, "  clock skew    "+r.Clock.Text)
+	if m.Clock.SkewRisk {
+		lines = append(lines, "  clock skew    "+m.Clock.Text)
 	}
-	if r.StartedAtSpreadS >= 1 {
-		lines = append(lines, fmt.Sprintf("  start spread  the instances started up to %.1f s apart", r.StartedAtSpreadS))
+	if m.StartedAtSpreadS >= 1 {
+		lines = append(lines, fmt.Sprintf("  start spread  the instances started up to %.1f s apart", m.StartedAtSpreadS))
 	}
-	for _, n := range r.Notes {
+	for _, n := range m.Notes {
 		lines = append(lines, "  note          "+n)
 	}
-	if r.ThresholdsNote != "" {
-		lines = append(lines, "  note          thresholds "+r.ThresholdsNote)
+	if m.ThresholdsNote != "" {
+		lines = append(lines, "  note          thresholds "+m.ThresholdsNote)
 	}
 	lines = append(lines, fmt.Sprintf("  diagnosis     %s: %s", r.Diagnosis.Cause, r.Diagnosis.Text))
 	lines = append(lines, "  result        "+path, "")

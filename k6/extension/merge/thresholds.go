@@ -10,13 +10,14 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // How a merged threshold was judged.
 const (
-	JudgedMerged    = "merged value"
-	JudgedInstances = "instances' verdicts"
-	JudgedNoSamples = "no samples"
+	JudgedMerged    = result.JudgedMerged
+	JudgedInstances = result.JudgedInstances
+	JudgedNoSamples = result.JudgedNoSamples
 )
 
 // metricNoSamples is the extension's count of threshold metrics that had
@@ -27,13 +28,7 @@ const (
 )
 
 // ThresholdResult is one threshold judged on the merged run.
-type ThresholdResult struct {
-	OK bool `json:"ok"`
-	// Value is the merged value the expression was evaluated on; nil when
-	// there was none (no samples, or judged by the instances' verdicts).
-	Value *float64 `json:"value"`
-	How   string   `json:"how"`
-}
+type ThresholdResult = result.ThresholdResult
 
 // threshold is a result file's threshold key, "<metric>[{tags}] <expr>".
 type threshold struct {
@@ -90,7 +85,7 @@ type judge struct {
 	counts    map[string]float64 // summed; mqtt_lost the merged loss
 	hists     map[string]*hdrhistogram.Histogram
 	noSamples map[string]bool // threshold metrics without a sample in the merged run
-	delivery  map[string]FlowDelivery
+	delivery  map[string]result.FlowDelivery
 }
 
 // mergedThresholds judges the union of the instances' thresholds on the
@@ -339,7 +334,7 @@ func contains(xs []string, x string) bool {
 // merged value.
 func thresholdsNote(res map[string]ThresholdResult) string {
 	var keys []string
-	for _, k := range sortedKeys(res) {
+	for _, k := range result.SortedKeys(res) {
 		if res[k].How == JudgedInstances {
 			keys = append(keys, k)
 		}

@@ -74,12 +74,12 @@ func TestMergeJudgesMergedValuesNotTheInstancesVerdicts(t *testing.T) {
 
 	r := mustMerge(t, dir, "r")
 	if !r.Passed {
-		t.Fatalf("merged verdict failed: %v (%s)", r.ThresholdValues, r.Diagnosis.Text)
+		t.Fatalf("merged verdict failed: %v (%s)", r.Merge.ThresholdValues, r.Diagnosis.Text)
 	}
 	p99 := load.Summarize(histogramOf(t, 5, 7, 9)).P99
 	for key, want := range map[string]float64{"mqtt_receives count>0": 1000, "mqtt_latency_p99 value<100": p99,
 		"mqtt_thresholds_without_samples count==0": 0} {
-		if tr := r.ThresholdValues[key]; !tr.OK || tr.Value == nil || *tr.Value != want {
+		if tr := r.Merge.ThresholdValues[key]; !tr.OK || tr.Value == nil || *tr.Value != want {
 			t.Errorf("%s: %+v, want ok on the merged value %v", key, tr, want)
 		}
 	}
@@ -109,7 +109,7 @@ func TestMergedLossFailsTheRunAlthoughEveryInstancePassed(t *testing.T) {
 	writeInstance(t, dir, two)
 
 	r := mustMerge(t, dir, "r")
-	tr := r.ThresholdValues["mqtt_lost count==0"]
+	tr := r.Merge.ThresholdValues["mqtt_lost count==0"]
 	if r.Passed || tr.OK || tr.Value == nil || *tr.Value != 1 || r.Counts["mqtt_lost"] != 1 {
 		t.Fatalf("passed %v, mqtt_lost count==0 %+v, counts.mqtt_lost %v: want a failure on 1 lost",
 			r.Passed, tr, r.Counts["mqtt_lost"])
@@ -136,7 +136,7 @@ func TestCounterThresholdsAreJudgedAsWrittenOnTheMergedCount(t *testing.T) {
 		writeInstance(t, dir, d)
 	}
 	r := mustMerge(t, dir, "r")
-	tr, ok := r.ThresholdValues["mqtt_reconnects count<5"]
+	tr, ok := r.Merge.ThresholdValues["mqtt_reconnects count<5"]
 	if !ok || len(r.Thresholds) != 1 {
 		t.Fatalf("thresholds %v, want mqtt_reconnects count<5 alone", r.Thresholds)
 	}
@@ -166,7 +166,7 @@ func TestMergedP99ComesFromTheMergedHistogram(t *testing.T) {
 		writeInstance(t, dir, d)
 	}
 	r := mustMerge(t, dir, "r")
-	tr := r.ThresholdValues["mqtt_latency_p99 value<100"]
+	tr := r.Merge.ThresholdValues["mqtt_latency_p99 value<100"]
 	if !r.Passed || !tr.OK || *tr.Value >= 100 || r.LatencyMs["pub_to_sub"].Count != 100_100 {
 		t.Fatalf("passed %v, %+v, latency %+v", r.Passed, tr, r.LatencyMs["pub_to_sub"])
 	}
@@ -213,18 +213,18 @@ func TestThresholdsWithoutAMergedValueUseTheInstancesVerdicts(t *testing.T) {
 		"mqtt_latency_p99 value<100":           {false, JudgedNoSamples, 0},
 	}
 	for key, w := range want {
-		tr := r.ThresholdValues[key]
+		tr := r.Merge.ThresholdValues[key]
 		if tr.OK != w.ok || tr.How != w.how || (w.how == JudgedMerged && (tr.Value == nil || *tr.Value != w.v)) {
 			t.Errorf("%s: %+v (value %v), want ok=%v by %s on %v", key, tr, show(tr.Value), w.ok, w.how, w.v)
 		}
 	}
 	for _, key := range []string{"mqtt_connections{role:pub} value>0", "mqtt_connections_down value==0", "http_req_duration p(95)<500"} {
-		if !strings.Contains(r.ThresholdsNote, key) {
-			t.Errorf("thresholds_note %q does not name %s", r.ThresholdsNote, key)
+		if !strings.Contains(r.Merge.ThresholdsNote, key) {
+			t.Errorf("thresholds_note %q does not name %s", r.Merge.ThresholdsNote, key)
 		}
 	}
-	if strings.Contains(r.ThresholdsNote, "checks") {
-		t.Errorf("thresholds_note names a threshold judged on its merged value: %q", r.ThresholdsNote)
+	if strings.Contains(r.Merge.ThresholdsNote, "checks") {
+		t.Errorf("thresholds_note names a threshold judged on its merged value: %q", r.Merge.ThresholdsNote)
 	}
 	if len(r.WithoutSamples) != 1 || r.WithoutSamples[0] != "mqtt_latency_p99" || r.Passed {
 		t.Errorf("without_samples %v, passed %v", r.WithoutSamples, r.Passed)

@@ -12,9 +12,10 @@ import (
 // The schemas of the files a run leaves in its results directory: a claim
 // while it runs (or after it died), an instance's part of a segmented
 // run, and a result (a single process's, or the merge of its instances).
+// v2: merge-only facts under merge, one delivery shape.
 const (
-	ResultSchema   = "mqtt-bench/result/v1"
-	InstanceSchema = "mqtt-bench/result-instance/v1"
+	ResultSchema   = "mqtt-bench/result/v2"
+	InstanceSchema = "mqtt-bench/result-instance/v2"
 	ClaimSchema    = "mqtt-bench/result-claim/v1"
 )
 
@@ -55,9 +56,11 @@ type Result struct {
 	Counts    map[string]float64    `json:"counts"`
 	LatencyMs map[string]load.Stats `json:"latency_ms"`
 	// Each group's connect() by role and flow (sub_p2p, pub_p2p).
-	Connect  map[string]map[string]any `json:"connect,omitempty"`
-	Delivery map[string]map[string]any `json:"delivery"`
-	Steps    []map[string]any          `json:"steps"`
+	Connect map[string]map[string]any `json:"connect,omitempty"`
+	// Each flow's delivery: the streams accounted (Account) and what its
+	// subscriber groups saw.
+	Delivery map[string]FlowDelivery `json:"delivery"`
+	Steps    []map[string]any        `json:"steps"`
 	// Windows in which connections were down (first lost → all back).
 	Outages        []map[string]any `json:"outages"`
 	WithoutSamples []string         `json:"without_samples"`
@@ -70,11 +73,12 @@ type Result struct {
 	Timeline []map[string]any `json:"timeline"`
 	// Whole, so that instances' files merge exactly: every latency
 	// histogram (HdrHistogram's own encoding) and the per-stream counts.
-	Histograms map[string]string `json:"histograms"`
-	Streams    json.RawMessage   `json:"streams,omitempty"`
+	Histograms map[string]string      `json:"histograms"`
+	Streams    map[string]FlowStreams `json:"streams"`
 
-	// What only a merge has, inline in the file.
-	*Merge
+	// What only a merge (k6 x mqtt-merge) has: its instances, the ones
+	// missing, its hosts' clocks and the thresholds judged on merged values.
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // Segment is a process's execution segment of the test.
@@ -89,23 +93,6 @@ type Segment struct {
 type Metric struct {
 	Type   string             `json:"type"`
 	Values map[string]float64 `json:"values"`
-}
-
-// Merge is what only a merged result has: its instances, the ones
-// missing, its hosts' clocks and the thresholds judged on merged values.
-type Merge struct {
-	Incomplete        bool                      `json:"incomplete"`
-	MissingInstances  []string                  `json:"missing_instances"`
-	InstancesExpected int                       `json:"instances_expected"`
-	Instances         []map[string]any          `json:"instances"`
-	Hosts             []string                  `json:"hosts"`
-	Clock             map[string]any            `json:"clock"`
-	StartedAtSpreadS  float64                   `json:"started_at_spread_s"`
-	MergedAt          string                    `json:"merged_at"`
-	ThresholdValues   map[string]map[string]any `json:"threshold_values"`
-	ThresholdsNote    string                    `json:"thresholds_note,omitempty"`
-	Notes             []string                  `json:"notes,omitempty"`
-	TimelineNote      string                    `json:"timeline_note"`
 }
 
 // Decode reads a result document (any Go or JS value of its shape) into
@@ -128,9 +115,11 @@ func Decode(v any) (*Result, error) {
 	return &r, nil
 }
 
-// Judge sets the result's verdicts by the verdict package's rules: its rate
-// verdict, ordering, diagnosis and policy (a merge sets its own diagnosis
-// after, from its instances').
+// Judge completes a single process's result: its delivery accounted from
+// its streams (as a merge accounts its instances'; an instance of a
+// segmented run keeps its groups' own view), and its verdicts by
+// the verdict package's rules: rate verdict, ordering, diagnosis and
+// policy.
 func (r *Result) Judge() error {
 	raw, err := json.Marshal(r)
 	if err != nil {
@@ -139,6 +128,12 @@ func (r *Result) Judge() error {
 	var d verdict.Doc
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
+	}
+	// One instance of several sees part of the run's streams: its
+	// delivery stays its subscriber groups' own view, and the merge
+	// accounts the run.
+	if r.Instance == nil || r.Instance.Count <= 1 {
+		r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
 	}
 	r.RateVerdict = verdict.RateVerdict(&d)
 	r.Ordering = verdict.Order(&d)

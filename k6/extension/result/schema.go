@@ -13,19 +13,28 @@ import (
 // result.schema.json, and checks that the committed one is current.
 func Schema() map[string]any {
 	s := schemaOf(reflect.TypeFor[Result](), map[reflect.Type]bool{})
+	// The schema strings, so that readers take them from this file.
+	s["properties"].(map[string]any)["schema"] = map[string]any{"type": "string", "enum": []string{ResultSchema, InstanceSchema}}
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["$id"] = "https://github.com/mqtt-bench/mqtt-bench/k6/extension/result/result.schema.json"
 	s["title"] = "mqtt-bench result (" + ResultSchema + ", " + InstanceSchema + ")"
 	s["description"] = "Generated from k6/extension/result.Result: do not edit. " +
-		"Single-run and instance results, and merged ones (the merge-only properties are optional)."
+		"Single-run and instance results, and merged ones (the merge-only facts are under the optional property merge)."
 	return s
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
 
+// ownSchema is a type whose JSON is not its fields (a row written as an
+// array): it says its schema itself.
+type ownSchema interface{ JSONSchema() map[string]any }
+
 func schemaOf(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	if t == rawMessage || t.Kind() == reflect.Interface {
 		return map[string]any{}
+	}
+	if o, ok := reflect.Zero(t).Interface().(ownSchema); ok {
+		return o.JSONSchema()
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -50,16 +59,16 @@ func schemaOf(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 		return map[string]any{"type": []string{"object", "null"}, "additionalProperties": schemaOf(t.Elem(), seen)}
 	case reflect.Struct:
 		props, required := map[string]any{}, []string{}
-		fields(t, props, &required, false, seen)
+		fields(t, props, &required, seen)
 		return map[string]any{"type": "object", "properties": props, "required": required,
 			"additionalProperties": false}
 	}
 	panic("result.Schema: no schema for " + t.String())
 }
 
-// fields adds t's JSON properties; those of an embedded struct (Merge)
-// are inline and optional.
-func fields(t reflect.Type, props map[string]any, required *[]string, optional bool, seen map[reflect.Type]bool) {
+// fields adds t's JSON properties; those of an embedded struct (a
+// delivery's Group) are inline.
+func fields(t reflect.Type, props map[string]any, required *[]string, seen map[reflect.Type]bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous {
@@ -67,7 +76,7 @@ func fields(t reflect.Type, props map[string]any, required *[]string, optional b
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			fields(ft, props, required, true, seen)
+			fields(ft, props, required, seen)
 			continue
 		}
 		tag := f.Tag.Get("json")
@@ -79,7 +88,7 @@ func fields(t reflect.Type, props map[string]any, required *[]string, optional b
 			name = f.Name
 		}
 		props[name] = schemaOf(f.Type, seen)
-		if !optional && !strings.Contains(opts, "omitempty") {
+		if !strings.Contains(opts, "omitempty") {
 			*required = append(*required, name)
 		}
 	}

@@ -1,4 +1,4 @@
-package merge
+package result
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ func TestMergedStreamsEqualOneProcessAccounting(t *testing.T) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
-	got := Delivery(v.Fanout, v.Parts...)
+	got := Account(v.Fanout, nil, v.Parts...)
 	for flow, want := range v.Single {
 		d := got[flow]
 		if d.Lost != want["lost"] || d.Unique != want["unique"] || int64(d.Streams) != want["streams"] {

@@ -1,82 +1,20 @@
-package merge
+package result
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 )
 
-// FlowStreams is one flow's delivery accounting in an instance file (what
-// load.Run.Streams gives the script):
-//
-//	{"publishers": [[id, sent, rejected], ...],
-//	 "receivers":  [[receiver, publisher, unique, duplicates, out_of_order], ...]}
-//
-// A publisher runs in one instance; a receiver (a subscriber's index, or a
-// shared subscription's filter) may have rows in several, when the members
-// of one shared subscription sit in different instances.
-type FlowStreams struct {
-	Publishers []PublisherRow `json:"publishers"`
-	Receivers  []ReceiverRow  `json:"receivers"`
-}
-
-// PublisherRow is [id, sent, rejected]: sent counts every message the
-// publisher numbered, rejected those the broker refused (never delivered).
-type PublisherRow struct {
-	ID, Sent, Rejected int64
-}
-
-// ReceiverRow is [receiver, publisher, unique, duplicates, out_of_order].
-type ReceiverRow struct {
-	Receiver                                  string
-	Publisher, Unique, Duplicates, OutOfOrder int64
-}
-
-// UnmarshalJSON reads the row's array form.
-func (p *PublisherRow) UnmarshalJSON(b []byte) error {
-	var a []int64
-	if err := json.Unmarshal(b, &a); err != nil || len(a) != 3 {
-		return fmt.Errorf("a publisher row is [id, sent, rejected], not %s", b)
-	}
-	p.ID, p.Sent, p.Rejected = a[0], a[1], a[2]
-	return nil
-}
-
-// MarshalJSON writes the row's array form.
-func (p PublisherRow) MarshalJSON() ([]byte, error) {
-	return json.Marshal([3]int64{p.ID, p.Sent, p.Rejected})
-}
-
-// UnmarshalJSON reads the row's array form; the receiver may be a number
-// (a subscriber's index) or a string.
-func (r *ReceiverRow) UnmarshalJSON(b []byte) error {
-	var a []json.RawMessage
-	bad := fmt.Errorf("a receiver row is [receiver, publisher, unique, duplicates, out_of_order], not %s", b)
-	if err := json.Unmarshal(b, &a); err != nil || len(a) != 5 {
-		return bad
-	}
-	if err := json.Unmarshal(a[0], &r.Receiver); err != nil {
-		var n json.Number
-		if json.Unmarshal(a[0], &n) != nil {
-			return bad
-		}
-		r.Receiver = n.String()
-	}
-	for i, dst := range []*int64{&r.Publisher, &r.Unique, &r.Duplicates, &r.OutOfOrder} {
-		if err := json.Unmarshal(a[i+1], dst); err != nil {
-			return bad
-		}
-	}
-	return nil
-}
-
-// MarshalJSON writes the row's array form.
-func (r ReceiverRow) MarshalJSON() ([]byte, error) {
-	return json.Marshal([5]any{r.Receiver, r.Publisher, r.Unique, r.Duplicates, r.OutOfOrder})
-}
-
-// FlowDelivery is one flow's merged delivery accounting.
+// FlowDelivery is one flow's delivery, in a single run's result and a
+// merged one alike. The accounting fields come from the streams (Account);
+// the group fields are what the flow's subscriber groups saw (a merge:
+// over all instances). An instance file of a segmented run, which sees
+// only part of the streams, keeps its groups' own view (their loss as far
+// as they can judge it; no fanout, sent or publishers): the merge accounts
+// the run.
 type FlowDelivery struct {
 	Fanout     int64 `json:"fanout"`
 	Publishers int   `json:"publishers"`
@@ -101,6 +39,41 @@ type FlowDelivery struct {
 	// DuplicatePublishers ran in more than one instance file (their sent
 	// and rejected are added up): instances of one run never share ids.
 	DuplicatePublishers []int64 `json:"duplicate_publishers,omitempty"`
+
+	Group
+}
+
+// Group is what a flow's subscriber groups saw: their clients, every
+// message received (duplicates too), and the shared-subscription probes
+// their connect() took before the load (not load: broker counters less
+// them are the load's).
+type Group struct {
+	Clients        int64 `json:"clients"`
+	Connected      int64 `json:"connected"`
+	Received       int64 `json:"received"`
+	MinPerClient   int64 `json:"min_per_client"`
+	MaxPerClient   int64 `json:"max_per_client"`
+	PolledSockets  int64 `json:"polled_sockets"`
+	GrantedQoS     int   `json:"granted_qos"` // the lowest granted, -1 before any SUBACK (or no group)
+	ProbesReceived int64 `json:"probes_received"`
+}
+
+// add folds another part's group into g (g: the parts so far, or zero).
+func (g *Group) add(o Group, first bool) {
+	if first {
+		*g = o
+		return
+	}
+	g.Clients += o.Clients
+	g.Connected += o.Connected
+	g.Received += o.Received
+	g.PolledSockets += o.PolledSockets
+	g.ProbesReceived += o.ProbesReceived
+	g.MinPerClient = min(g.MinPerClient, o.MinPerClient)
+	g.MaxPerClient = max(g.MaxPerClient, o.MaxPerClient)
+	if g.GrantedQoS < 0 || (o.GrantedQoS >= 0 && o.GrantedQoS < g.GrantedQoS) {
+		g.GrantedQoS = o.GrantedQoS
+	}
 }
 
 type streamKey struct {
@@ -108,22 +81,50 @@ type streamKey struct {
 	publisher int64
 }
 
-// Delivery merges the instances' stream accounting by flow, exactly as one
-// process seeing every stream would count it: a stream's loss is
-// max(0, sent − rejected − Σ unique), sent and rejected from the instance
-// that ran the publisher, unique summed over the instances that received on
-// the stream. fanout gives each flow's expected receptions per message
-// (0 or absent: not checked).
-func Delivery(fanout map[string]int64, parts ...map[string]FlowStreams) map[string]FlowDelivery {
+// Account is the delivery of a run by flow, from its parts (one process's
+// result, or every instance's of a segmented run): the streams accounted
+// exactly as one process seeing every stream would count them (a stream's
+// loss is max(0, sent − rejected − Σ unique), sent and rejected from the
+// part that ran the publisher, unique summed over the parts that received
+// on the stream), and the parts' subscriber groups added up. fanout gives
+// each flow's expected receptions per message (0 or absent: not checked);
+// groups hold only the parts' flows that had a subscriber group (a part
+// with publishers only has none), and may be nil.
+func Account(fanout map[string]int64, groups []map[string]FlowDelivery, parts ...map[string]FlowStreams) map[string]FlowDelivery {
 	flows := map[string]bool{}
 	for _, p := range parts {
 		for name := range p {
 			flows[name] = true
 		}
 	}
+	for _, g := range groups {
+		for name := range g {
+			flows[name] = true
+		}
+	}
 	out := map[string]FlowDelivery{}
 	for name := range flows {
-		out[name] = flowDelivery(name, fanout[name], parts)
+		d := flowDelivery(name, fanout[name], parts)
+		d.GrantedQoS = -1 // until a group of the flow says otherwise
+		n := 0
+		for _, g := range groups {
+			if x, ok := g[name]; ok {
+				d.Group.add(x.Group, n == 0)
+				n++
+			}
+		}
+		out[name] = d
+	}
+	return out
+}
+
+// FanoutsOf is each flow's fanout, as the result's flows give it.
+func FanoutsOf(flows []map[string]any) map[string]int64 {
+	out := map[string]int64{}
+	for _, f := range flows {
+		name, _ := f["name"].(string)
+		n, _ := f["fanout"].(float64)
+		out[name] = int64(n)
 	}
 	return out
 }
@@ -198,24 +199,25 @@ func flowDelivery(name string, fanout int64, parts []map[string]FlowStreams) Flo
 
 func sortIDs(ids []int64) { sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] }) }
 
-// deliveryNotes say what the accounting could not settle.
-func deliveryNotes(d map[string]FlowDelivery) []string {
+// DeliveryNotes say what the accounting could not settle.
+func DeliveryNotes(d map[string]FlowDelivery) []string {
 	var notes []string
-	for _, name := range sortedKeys(d) {
+	for _, name := range SortedKeys(d) {
 		f := d[name]
 		if len(f.UnknownPublishers) > 0 {
 			notes = append(notes, fmt.Sprintf("flow %s: %d messages arrived from publishers %s that no instance file ran "+
-				"(an instance is missing): their loss is unknown and not counted", flowLabel(name), f.UnknownUnique, idList(f.UnknownPublishers)))
+				"(an instance is missing): their loss is unknown and not counted", FlowLabel(name), f.UnknownUnique, idList(f.UnknownPublishers)))
 		}
 		if len(f.DuplicatePublishers) > 0 {
 			notes = append(notes, fmt.Sprintf("flow %s: publishers %s appear in more than one instance file: their sent "+
-				"counts were added up; instances of one run should never share publisher ids", flowLabel(name), idList(f.DuplicatePublishers)))
+				"counts were added up; instances of one run should never share publisher ids", FlowLabel(name), idList(f.DuplicatePublishers)))
 		}
 	}
 	return notes
 }
 
-func flowLabel(name string) string {
+// FlowLabel shows a flow name, quoting the empty one.
+func FlowLabel(name string) string {
 	if name == "" {
 		return `""`
 	}
@@ -237,11 +239,7 @@ func idList(ids []int64) string {
 	return s
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+// SortedKeys are m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
