@@ -75,7 +75,6 @@ for kv in "${k6_env[@]}"; do
 done
 if [[ -n "$impair" ]]; then
   impair_check "$impair"
-  ((instances == 1)) || die "--impair with --instances $instances: the merge of instances does not carry the network record yet; run one instance"
   for kv in "${k6_env[@]}"; do
     [[ "$kv" != MQTT_URL=* ]] || die "--impair routes the stack's broker through Toxiproxy: leave -e MQTT_URL out (or impair by hand: README, Network impairment)"
   done

@@ -260,3 +260,20 @@ def test_packet_loss_is_refused_before_anything_starts_where_netem_cannot_apply_
     )
     assert r.returncode == 2 and f"--impair {f}: up.loss_pct: " in r.stderr and "netem" in r.stderr, r.stderr
     assert not (tmp_path / "state").exists() and not listening(PORTS["TOXIPROXY_PORT"])
+
+
+def test_a_run_split_over_instances_goes_through_one_proxy_and_the_merge_keeps_the_profile(stack):
+    run_id = f"impair-split-{time.time_ns()}"
+    r = bench(
+        stack, "--impair", "wan", "--instances", "2", "-e", "DURATION=5s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}"
+    )
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        merged = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        assert merged["merge"]["instances_expected"] == 2
+        assert merged["network"]["profile"] == "wan" and merged["latency_ms"]["pub_to_sub"]["p50"] >= 80
+        assert "Network impaired: profile `wan`" in (ROOT / f"reports/{run_id}/report.md").read_text()
+    finally:
+        cleanup(run_id)
+        for f in (ROOT / "reports/raw").glob(f"{run_id}.seg-*"):
+            f.unlink()
