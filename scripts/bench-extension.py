@@ -87,11 +87,21 @@ def run(env, on_mark=None):
     return marks, result, time.time() - t0
 
 
-def throughput(qos, rate, seconds, clients, poll=None):
-    """poll: the subscribers' poll_interval; "0" reads with a goroutine per connection."""
+# The JSON device message of the payload-template row (README: PAYLOAD_TEMPLATE).
+DEVICE_TEMPLATE = (
+    '{"h":"{header}","device":"{client}","seq":{seq},"ts":{ts_ms},'
+    '"temp":{rand:18.0-30.0},"state":"{choice:ok|warn|fail}"}'
+)
+
+
+def throughput(qos, rate, seconds, clients, poll=None, template=None):
+    """poll: the subscribers' poll_interval; "0" reads with a goroutine per
+    connection. template: a PAYLOAD_TEMPLATE instead of 16-byte filler."""
     env = {"MODE": "throughput", "QOS": str(qos), "RATE": str(rate), "SECONDS": str(seconds), "CLIENTS": str(clients)}
     if poll is not None:
         env["POLL_INTERVAL"] = poll
+    if template:
+        env["PAYLOAD_TEMPLATE"] = template
     marks, r, _ = run(env)
     cpu = marks["publish-end"]["cpu"] - marks["publish-start"]["cpu"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
@@ -101,6 +111,7 @@ def throughput(qos, rate, seconds, clients, poll=None):
         "target_rate": rate,
         "clients": clients,
         "reader": "goroutines" if poll == "0" else "poller",
+        "payload": f"JSON template, {r['payload']} B" if template else f"{r['payload']} B",
         "seconds": round(wall, 2),
         "delivered": delivered,
         "lost": r["subscribe"]["lost"],
@@ -111,6 +122,20 @@ def throughput(qos, rate, seconds, clients, poll=None):
         "latency_p50_ms": r["latency"]["p50"],
         "latency_p99_ms": r["latency"]["p99"],
     }
+
+
+def render_cost():
+    """The Go benchmark of rendering one templated message (load/payload_test.go)."""
+    out = subprocess.run(
+        ["go", "test", "-run", "^$", "-bench", "PayloadTemplateRender$", "-benchtime", "2s", "./load/"],
+        cwd=ROOT / "k6/extension",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("BenchmarkPayloadTemplateRender"))
+    f = line.split()
+    return {"ns_per_message": float(f[2]), "allocs_per_message": int(f[f.index("allocs/op") - 1])}
 
 
 def idle(conns):
@@ -149,7 +174,8 @@ def machine():
 def benchmarks_page(out, command):
     """docs/benchmarks.md: the figures of one run of this script."""
     rows = [
-        f"| QoS {t['qos']}, {t['target_rate']:,} msg/s target, {t['reader']} | {t['achieved_rate']:,} | "
+        f"| QoS {t['qos']}, {t['target_rate']:,} msg/s target, {t['reader']}, {t['payload']} | "
+        f"{t['achieved_rate']:,} | "
         f"{t['delivered']:,} | {t['lost']} | {t['delivered_per_cpu_second'] or 0:,} | "
         f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
         for t in out["throughput"]
@@ -168,7 +194,8 @@ def benchmarks_page(out, command):
         "",
         "## Delivered messages per generator CPU-second",
         "",
-        "p2p through Mosquitto on loopback: 100 publishers, 100 subscribers, 16-byte payloads. The CPU is",
+        "p2p through Mosquitto on loopback: 100 publishers, 100 subscribers, 16-byte payloads unless the",
+        "row names the JSON template (`" + DEVICE_TEMPLATE + "`, at its steady size). The CPU is",
         "the k6 process's (utime + stime) while it publishes and drains. The latency shows whether the",
         "broker kept up at that rate; where it did not, its sends pile up and each read takes several",
         "messages, which makes the generator look cheaper.",
@@ -176,6 +203,10 @@ def benchmarks_page(out, command):
         "| run | achieved msg/s | delivered | lost | delivered per CPU-second | latency p50 / p99 ms |",
         "|---|---|---|---|---|---|",
         *rows,
+        "",
+        "Rendering a templated message (that JSON, `go test -bench PayloadTemplateRender ./load` in",
+        f"k6/extension): **{out['render']['ns_per_message']} ns** and {out['render']['allocs_per_message']} "
+        "allocations per message, written into the publisher's reused buffer.",
         "",
         "## Memory",
         "",
@@ -212,7 +243,9 @@ def main():
             throughput(0, 50000, secs, 100),
             throughput(1, 50000, secs, 100),
             throughput(0, 100000, secs, 100, poll="0"),
+            throughput(0, 50000, secs, 100, template=DEVICE_TEMPLATE),
         ],
+        "render": render_cost(),
         "idle": idle(1000 if a.quick else 10000),
     }
     if not a.quick:

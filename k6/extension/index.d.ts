@@ -128,8 +128,16 @@ export declare interface PublisherGroupOptions extends GroupOptions {
   topic: string;
   qos?: QoS;
   retain?: boolean;
-  /** Exact payload size in bytes, >= 16 (the header). Default 16. */
+  /** Exact payload size in bytes, >= 16 (the header). Default 16. Not with payload_template. */
   payload_size?: number;
+  /**
+   * Fill each message from a template: {client}, {seq}, {ts_ms},
+   * {rand:A-B}, {choice:a|b|c}, {fill:N}, and {header} where the 16-byte
+   * header goes as 22 base64url characters (without it: binary, before the
+   * template). Every message has the template's steady size (stats().payload_size),
+   * padded with trailing spaces.
+   */
+  payload_template?: string;
   /** Default total rate of publish() (msg/s). */
   rate?: number;
   /** Default rate per client of publish() when `rate` is not set. */
@@ -164,6 +172,8 @@ export declare interface SubscriberGroupOptions extends GroupOptions {
    * level, which stats().granted_qos reports. Default false.
    */
   accept_downgrade?: boolean;
+  /** The publishers' payload_template: where their messages carry the header. */
+  payload_template?: string;
 }
 
 export declare interface ConnectResult {
@@ -229,7 +239,7 @@ export declare class PublisherGroup {
   publish(phase: PublishPhase): Promise<PublishResult>;
   stats(): {
     clients: number; connected: number; published: number; failed: number; rejected: number; missed: number;
-    reconnects: number;
+    reconnects: number; payload_size: number;
   };
   /** Disconnects every client and pushes the final metrics. */
   close(): void;

@@ -98,8 +98,10 @@ type Timing int
 
 // Timings a connection reports.
 const (
-	ConnectTime Timing = iota // dial + TLS + CONNECT → CONNACK
-	SubackTime                // SUBSCRIBE → SUBACK
+	ConnectTime      Timing = iota // dial + TLS + CONNECT → CONNACK
+	SubackTime                     // SUBSCRIBE → SUBACK
+	TLSHandshakeTime               // the TLS handshake alone (TLS connections)
+	ConnackTime                    // CONNECT → CONNACK alone
 )
 
 // Recorder counts and times what connections do. shard is any small number

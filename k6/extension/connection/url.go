@@ -2,6 +2,7 @@ package connection
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -68,6 +69,10 @@ func Explain(addr string, err error) error {
 		return fmt.Errorf("%w (nothing listens on %s: start the broker, or set the url option / MQTT_URL)", err, addr)
 	case errors.Is(err, syscall.EMFILE):
 		return fmt.Errorf("%w (too many open files: raise `ulimit -n`, or split the load over several k6 processes)", err)
+	case errors.As(err, new(x509.UnknownAuthorityError)):
+		return fmt.Errorf("%w (the broker's certificate is not signed by the CA given: set the tls.ca option, TLS_CA in the scenarios, to the CA that signed it)", err)
+	case errors.As(err, new(x509.HostnameError)):
+		return fmt.Errorf("%w (set tls.server_name, TLS_SERVER_NAME in the scenarios, to a name the broker's certificate holds)", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w (no answer from %s within connect_timeout)", err, addr)
 	}

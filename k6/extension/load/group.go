@@ -74,6 +74,16 @@ func (g *group) connectAll(where string, after func(c *connection.Conn) error) C
 		return nil
 	})
 	g.m.Push()
+	r.Transport = "tcp"
+	if g.cfg.Conn.TLS != nil {
+		r.Transport = "tls"
+		for _, c := range g.conns {
+			if v, cs, ok := c.TLSParams(); ok {
+				r.TLSVersion, r.CipherSuite = v, cs
+				break
+			}
+		}
+	}
 	if r.Failed > 0 && r.Connected > 0 {
 		g.logger.Warnf("%s: %d of %d connections failed; first error: %s", where, r.Failed, len(g.conns), r.FirstErr)
 	}
