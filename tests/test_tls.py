@@ -56,6 +56,17 @@ def test_p2p_qos1_over_mqtts_delivers_exactly(stack, k6_bin, tmp_path):
     p, r = run_p2p(k6_bin, stack, tmp_path, url)
     assert_delivered_exactly_over_tls(p, r)
     assert r["parameters"]["tls_ca"] == str(stack.state / "tls/ca.pem")
+    # The report names the transport and times the handshake apart.
+    out = tmp_path / "report"
+    rep = subprocess.run(
+        [str(ROOT / "scripts/report.sh"), "--no-influx", "--results", str(tmp_path), "--out", str(out), r["run_id"]],
+        env=stack.env,
+        text=True,
+        capture_output=True,
+    )
+    assert rep.returncode == 0, rep.stderr
+    md = next(out.rglob("report.md")).read_text()
+    assert "**Transport:** TLS (TLS 1.3, TLS_" in md and "the TLS handshake took avg" in md, md
 
 
 def test_p2p_qos1_over_mutual_tls_delivers_exactly(stack, k6_bin, tmp_path):

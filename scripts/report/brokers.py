@@ -212,7 +212,7 @@ def main(argv=None):
             {
                 "title": "Thresholds",
                 "note": None,
-                "header": [header(b) for b in brokers],
+                "header": [header(b, brokers) for b in brokers],
                 "rows": [["verdict", *verdicts]],
             }
         )
