@@ -38,7 +38,7 @@ export declare type QoS = 0 | 1 | 2;
 /** A duration: "10s", "250ms", "1m30s", or milliseconds. */
 export declare type Duration = string | number;
 
-/** TLS for mqtts://, ssl:// or tls:// URLs. PEM text or a path to a PEM file. */
+/** TLS for mqtts://, ssl://, tls:// or wss:// URLs. PEM text or a path to a PEM file. */
 export declare interface TLSOptions {
   ca?: string;
   cert?: string;
@@ -56,7 +56,7 @@ export declare interface Will {
 
 /** Options every connection takes. Unknown options are an error. */
 export declare interface ConnectionOptions {
-  /** mqtt://host:port (tcp://), mqtts:// (ssl://, tls://). Default mqtt://127.0.0.1:1883. */
+  /** mqtt://host:port (tcp://), mqtts:// (ssl://, tls://), ws://host:port/path and wss:// (WebSocket, path default /mqtt). Default mqtt://127.0.0.1:1883. */
   url?: string;
   /** "3.1.1" (or 4) and "5" (or "5.0"). Default "3.1.1". */
   version?: string | number;

@@ -34,6 +34,14 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 		c.tlsParams.Store(uint32(st.Version)<<16 | uint32(st.CipherSuite))
 		nc = tc
 	}
+	if c.cfg.WSPath != "" {
+		wc, err := upgradeWS(ctx, nc, c.cfg)
+		if err != nil {
+			_ = nc.Close()
+			return nil, nil, err
+		}
+		nc = wc
+	}
 	deadline, _ := ctx.Deadline()
 	_ = nc.SetDeadline(deadline)
 	sent := time.Now()

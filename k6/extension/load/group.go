@@ -75,8 +75,11 @@ func (g *group) connectAll(where string, after func(c *connection.Conn) error) C
 	})
 	g.m.Push()
 	r.Transport = "tcp"
+	if g.cfg.Conn.WSPath != "" {
+		r.Transport = "ws"
+	}
 	if g.cfg.Conn.TLS != nil {
-		r.Transport = "tls"
+		r.Transport = map[string]string{"tcp": "tls", "ws": "wss"}[r.Transport]
 		for _, c := range g.conns {
 			if v, cs, ok := c.TLSParams(); ok {
 				r.TLSVersion, r.CipherSuite = v, cs

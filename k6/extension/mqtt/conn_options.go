@@ -21,6 +21,7 @@ func readConnConfig(o *opts) *connection.Config {
 		o.fail("url", "%v", err)
 	}
 	cfg.Addr = b.Addr
+	cfg.WSPath, cfg.WSHost = b.WSPath, b.Addr
 	if b.Secure || o.m["tls"] != nil {
 		cfg.TLS = tlsConfig(o, b.Host)
 	}
