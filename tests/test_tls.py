@@ -113,3 +113,39 @@ def test_a_tls_ca_that_is_no_certificate_stops_before_any_connection(k6_bin, tmp
     assert p.returncode != 0
     assert f'TLS_CA="{bad}" is invalid: holds no PEM certificate' in p.stderr.replace('\\"', '"'), p.stderr[-2000:]
     assert connection_counter.accepted == []
+
+
+def test_conn_tls_reports_handshake_time_and_rate(stack, k6_bin, tmp_path):
+    run_id = f"conn-tls-{int(time.time() * 1000)}"
+    p, _ = run_k6(
+        k6_bin,
+        ROOT / "k6/scenarios/conn-tls-10K-100.js",
+        env={
+            "MQTT_URL": f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}",
+            "MQTTBENCH_STATE": str(stack.state),
+            "SCALE": "0.02",
+            "CONNECT_RATE": "100",
+            "DURATION": "3s",
+            "RESULTS_DIR": str(tmp_path),
+            "RUN_ID": run_id,
+        },
+        timeout=180,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = json.loads((tmp_path / f"{run_id}.json").read_text())
+    h = r["latency_ms"]["tls_handshake"]
+    assert h["count"] == r["counts"]["mqtt_connects"] == 200 and 0 < h["avg"] <= h["p99"]
+    out = p.stdout + p.stderr
+    assert "200 TLS handshakes at " in out and "/s, avg " in out, out[-2000:]
+
+
+def test_conn_tls_refuses_a_plain_url_naming_mqtt_url(k6_bin, tmp_path):
+    p = subprocess.run(
+        [k6_bin, "inspect", "-e", "MQTT_URL=mqtt://127.0.0.1:1883", "conn-tls-10K-100.js"],
+        cwd=ROOT / "k6/scenarios",
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert p.returncode != 0
+    assert "MQTT_URL=mqtt://127.0.0.1:1883 is invalid for a TLS scenario" in p.stderr, p.stderr[-2000:]

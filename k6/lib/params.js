@@ -17,7 +17,7 @@ const bool = (name, def) => env.choice(name, def, ['true', 'false']) === 'true';
 const TABLE = [
   ['SCALE', 'scale', () => env.number('SCALE', 1, { min: 0, above: true })],
   ['BROKER', 'broker', () => env.text('BROKER', 'mosquitto')],
-  ['MQTT_URL', 'url', () => env.url('MQTT_URL', 'mqtt://127.0.0.1:1883')],
+  ['MQTT_URL', 'url', (d) => env.url('MQTT_URL', d.url || 'mqtt://127.0.0.1:1883')],
   // TLS (mqtts://, wss://): file paths, by default the stack's generated
   // files (scripts/init/tls.sh) where they exist; checked before any connection.
   ['TLS_CA', 'tls_ca', () => env.tlsFile('TLS_CA', 'ca.pem')],
@@ -134,6 +134,10 @@ export function params(name, d) {
   }
   env.checkTLS(p);
   env.check(name);
+  if (d.tls && !tlsUrl(p)) {
+    throw new Error(`${name}: MQTT_URL=${p.url} is invalid for a TLS scenario: it measures TLS connections; give the ` +
+      "broker's TLS listener, e.g. mqtts://127.0.0.1:8883 (or conn-tcp-* for plain TCP)");
+  }
   if (p.strict_order && p.qos < 1) {
     throw new Error(`${name}: STRICT_ORDER=true is invalid with QOS=${p.qos}: MQTT requires ordered delivery only at ` +
       'QoS 1 and 2 (section 4.6); set QOS=1 or leave STRICT_ORDER unset');

@@ -117,8 +117,12 @@ export function text(r) {
   if (tls) {
     const h = r.latency_ms.tls_handshake || {};
     const k = r.latency_ms.connack || {};
-    lines.push(`  transport     ${tls.tls_version}, ${tls.cipher_suite}; TLS handshake avg ${fmt(h.avg)} ms, ` +
-      `p99 ${fmt(h.p99)} ms; CONNECT → CONNACK avg ${fmt(k.avg)} ms, p99 ${fmt(k.p99)} ms`);
+    // The handshake rate: connections opened per second of the groups' ramps.
+    const opened = Object.values(r.connect || {}).filter((g) => g && g.seconds > 0);
+    const rate = opened.reduce((n, g) => n + g.connected, 0) / opened.reduce((n, g) => n + g.seconds, 0);
+    lines.push(`  transport     ${tls.tls_version}, ${tls.cipher_suite}; ${h.count} TLS handshakes ` +
+      `at ${fmt(rate)}/s, avg ${fmt(h.avg)} ms, p99 ${fmt(h.p99)} ms; CONNECT → CONNACK avg ${fmt(k.avg)} ms, ` +
+      `p99 ${fmt(k.p99)} ms`);
   }
   if (c.mqtt_protocol_errors > 0) {
     lines.push(`  protocol      ${c.mqtt_protocol_errors} publishes answered outside the QoS ${r.parameters.qos} flow ` +
