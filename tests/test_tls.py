@@ -149,3 +149,16 @@ def test_conn_tls_refuses_a_plain_url_naming_mqtt_url(k6_bin, tmp_path):
     )
     assert p.returncode != 0
     assert "MQTT_URL=mqtt://127.0.0.1:1883 is invalid for a TLS scenario" in p.stderr, p.stderr[-2000:]
+
+
+def test_compare_columns_name_the_transport_when_a_run_was_not_plain_tcp():
+    """scripts/compare.sh with -e MQTT_URL=... per target compares transports
+    on one broker: the columns say which is which."""
+    from report.compare_tables import header
+
+    tcp = {"name": "m-tcp", "status": "ran", "figures": {"transport": "TCP"}}
+    tls = {"name": "m-tls", "status": "ran", "figures": {"transport": "TLS 1.3"}}
+    ws = {"name": "m-ws", "status": "ran", "figures": {"transport": "WebSocket"}}
+    both = [tcp, tls, ws]
+    assert [header(b, both) for b in both] == ["m-tcp (TCP)", "m-tls (TLS 1.3)", "m-ws (WebSocket)"]
+    assert header(tcp, [tcp]) == "m-tcp"  # all over TCP: the names alone, as before

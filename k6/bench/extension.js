@@ -20,6 +20,7 @@ function mark(name) {
 async function pair(qos) {
   const o = { url, count: clients, topic: 'bench/{i}', qos, connect_rate: 2000 };
   if (__ENV.PAYLOAD_TEMPLATE) o.payload_template = __ENV.PAYLOAD_TEMPLATE;
+  if (/^(mqtts|wss):/.test(url) && __ENV.TLS_CA) o.tls = { ca: __ENV.TLS_CA };
   const so = Object.assign({ read_buffer: 65536 }, o);
   if (__ENV.POLL_INTERVAL) so.poll_interval = __ENV.POLL_INTERVAL; // '0': a reader goroutine per connection
   const subs = new mqtt.SubscriberGroup(so);

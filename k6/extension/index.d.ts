@@ -189,6 +189,11 @@ export declare interface ConnectResult {
   shared_check?: 'announced' | 'received';
   /** Probe messages published ("received"): one per filter, for reconciling a broker's own counters. */
   probes?: number;
+  /** What the connections run over. */
+  transport: 'tcp' | 'tls' | 'ws' | 'wss';
+  /** TLS and WebSocket over TLS: the negotiated version ("TLS 1.3") and cipher suite, of the first handshake. */
+  tls_version?: string;
+  cipher_suite?: string;
 }
 
 export declare interface PublishPhase {

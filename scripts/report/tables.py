@@ -220,7 +220,7 @@ def transport(run):
     )
     short = name
     if tls:
-        short = f"{name} ({tls['tls_version']})"
+        short = name.replace("TLS", tls["tls_version"])  # TLS 1.3, WebSocket over TLS 1.3
         name = f"{name} ({tls['tls_version']}, {tls['cipher_suite']})"
     hs, ack = latency(run, "tls_handshake"), latency(run, "connack")
     return {
