@@ -53,6 +53,7 @@ def test_json_template_delivers_exactly_with_its_header_inside(stack, k6_bin, tm
     assert r["latency_ms"]["pub_to_sub"]["p99"] > 0
     size = r["parameters"]["payload"]
     assert r["parameters"]["payload_template"] == DEVICE
+    assert r["parameters"]["tls_ca"] is None  # the stack's TLS files are defaults of TLS runs only
     assert all(s["payload"] == size for s in r["steps"])
     assert c["mqtt_payload_bytes_received"] == c["mqtt_receives"] * size
     lines = out.splitlines()

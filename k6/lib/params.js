@@ -132,6 +132,12 @@ export function params(name, d) {
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
+  // The stack's TLS files are the defaults of TLS runs only.
+  if (!tlsUrl(p)) {
+    for (const [v, k] of [['TLS_CA', 'tls_ca'], ['TLS_CERT', 'tls_cert'], ['TLS_KEY', 'tls_key']]) {
+      if (__ENV[v] === undefined || __ENV[v] === '') p[k] = undefined;
+    }
+  }
   env.checkTLS(p);
   env.check(name);
   if (d.tls && !tlsUrl(p)) {

@@ -17,6 +17,7 @@ if [ -s "$dir/ca.pem" ] && [ -s "$dir/server.pem" ] && [ -s "$dir/client.pem" ];
 fi
 command -v openssl >/dev/null 2>&1 || { echo "tls.sh: openssl is missing (Debian: apt-get install openssl)" >&2; exit 1; }
 mkdir -p "$dir"
+chmod 0755 "$dir" # the brokers' and k6's users read the certificates in it
 umask 077
 tmp="$(mktemp -d "$dir/.new.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT

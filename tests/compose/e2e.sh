@@ -121,8 +121,10 @@ done
 
 run_id="e2e-$broker-$(date -u +%Y%m%dT%H%M%S)"
 log "docker compose run --rm k6 run fanin.js   (run $run_id)"
+# P99_MS: this test asserts behaviour, not latency, which a busy machine
+# pushes past the default 100 ms (as tests/test_scenarios.py does).
 dc run --rm -e RUN_ID="$run_id" -e BROKER="$broker" -e SCALE="${E2E_SCALE:-0.05}" -e DURATION="${E2E_DURATION:-20s}" \
-  k6 run fanin.js 2>&1 | tee "$work/k6.log"
+  -e P99_MS="${E2E_P99_MS:-60000}" k6 run fanin.js 2>&1 | tee "$work/k6.log"
 [[ -s "reports/raw/$run_id.json" ]] || die "k6 wrote no result file reports/raw/$run_id.json"
 # The live status line, every 10 s: elapsed/planned, connections open/planned.
 grep -Eq 'mqtt: 0:1[0-9]/[0-9:]+ connections [0-9]+/[0-9]+ sent' "$work/k6.log" ||
@@ -140,7 +142,8 @@ else
 fi
 for url in "mqtts://broker:$tls_port" "mqtts://broker:$mtls_port" "ws://broker:$ws_port/mqtt"; do
   log "docker compose run --rm -e MQTT_URL=$url k6 run p2p.js"
-  dc run --rm -e MQTT_URL="$url" -e BROKER="$broker" -e QOS=1 -e SCALE=0.05 -e DURATION=5s k6 run p2p.js \
+  dc run --rm -e MQTT_URL="$url" -e BROKER="$broker" -e QOS=1 -e SCALE=0.05 -e DURATION=5s -e P99_MS="${E2E_P99_MS:-60000}" \
+    k6 run p2p.js \
     >"$work/k6-transport.log" 2>&1 || { tail -n 30 "$work/k6-transport.log" >&2; die "p2p over $url failed"; }
   grep -q "PASSED" "$work/k6-transport.log" || die "p2p over $url did not pass"
 done

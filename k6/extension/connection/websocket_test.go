@@ -60,14 +60,24 @@ func TestWebSocketCarriesMQTTInBinaryFramesAndAnswersPings(t *testing.T) {
 		_ = ws.WriteFrame(broker, ws.Frame{Header: ws.Header{Fin: true, OpCode: ws.OpContinuation, Length: 2}, Payload: []byte{0x00, 0x00}})
 	}()
 	got := make([]byte, 4)
-	pong := make(chan ws.Frame, 1)
-	go func() { f, _ := ws.ReadFrame(broker); pong <- f }()
+	type frame struct {
+		h    ws.Header
+		body []byte
+	}
+	pong := make(chan frame, 1)
+	go func() {
+		h, _ := ws.ReadHeader(broker)
+		body := make([]byte, h.Length)
+		_, _ = io.ReadFull(broker, body)
+		ws.Cipher(body, h.Mask, 0)
+		pong <- frame{h, body}
+	}()
 	if _, err := io.ReadFull(client, got); err != nil || string(got) != "\x20\x02\x00\x00" {
 		t.Fatalf("read %x, %v", got, err)
 	}
 	f := <-pong
-	if f.Header.OpCode != ws.OpPong || string(ws.UnmaskFrame(f).Payload) != "hi" {
-		t.Fatalf("pong %+v", f.Header)
+	if f.h.OpCode != ws.OpPong || !f.h.Masked || string(f.body) != "hi" {
+		t.Fatalf("pong %+v %q", f.h, f.body)
 	}
 }
 
