@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_transports import splice_transports, transports, transports_section  # noqa: E402
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
@@ -87,11 +88,17 @@ def run(env, on_mark=None):
     return marks, result, time.time() - t0
 
 
-def throughput(qos, rate, seconds, clients, poll=None):
-    """poll: the subscribers' poll_interval; "0" reads with a goroutine per connection."""
+def throughput(qos, rate, seconds, clients, poll=None, template=None, url=None, transport="TCP"):
+    """poll: the subscribers' poll_interval; "0" reads with a goroutine per
+    connection. template: a PAYLOAD_TEMPLATE instead of 16-byte filler.
+    url: another listener of the broker (TLS, WebSocket), named transport."""
     env = {"MODE": "throughput", "QOS": str(qos), "RATE": str(rate), "SECONDS": str(seconds), "CLIENTS": str(clients)}
+    if url:
+        env["MQTT_URL"] = url
     if poll is not None:
         env["POLL_INTERVAL"] = poll
+    if template:
+        env["PAYLOAD_TEMPLATE"] = template
     marks, r, _ = run(env)
     cpu = marks["publish-end"]["cpu"] - marks["publish-start"]["cpu"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
@@ -100,7 +107,9 @@ def throughput(qos, rate, seconds, clients, poll=None):
         "qos": qos,
         "target_rate": rate,
         "clients": clients,
-        "reader": "goroutines" if poll == "0" else "poller",
+        "reader": "goroutines" if poll == "0" or transport != "TCP" else "poller",
+        "transport": transport,
+        "payload": f"JSON template, {r['payload']} B" if template else f"{r['payload']} B",
         "seconds": round(wall, 2),
         "delivered": delivered,
         "lost": r["subscribe"]["lost"],
@@ -177,6 +186,7 @@ def benchmarks_page(out, command):
         "|---|---|---|---|---|---|",
         *rows,
         "",
+        *transports_section(out["transports"], command),
         "## Memory",
         "",
         f"- RSS per idle connection: **{i['kb_per_connection']} KB** at {i['connections']:,} connections "
@@ -194,7 +204,19 @@ def benchmarks_page(out, command):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default=f"mqtt://127.0.0.1:{os.environ.get('MQTT_PORT', '1883')}")
+    ap.add_argument("--tls-url", default=f"mqtts://127.0.0.1:{os.environ.get('MQTTS_PORT', '8883')}")
+    ap.add_argument("--ws-url", default=f"ws://127.0.0.1:{os.environ.get('WS_PORT', '8083')}/mqtt")
+    ap.add_argument(
+        "--tls-ca",
+        default=str(Path(os.environ.get("MQTTBENCH_STATE", ROOT / ".state")) / "tls/ca.pem"),
+        help="the CA of the broker's TLS listener (default: the native stack's)",
+    )
     ap.add_argument("--quick", action="store_true", help="short runs (smoke check of this script)")
+    ap.add_argument(
+        "--transports-only",
+        action="store_true",
+        help="measure only the transports section and replace it in the --docs page, keeping the rest",
+    )
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--docs", help="write the figures as a Markdown page here (docs/benchmarks.md)")
     ap.add_argument("--k6", help="the k6 binary to measure (default: this checkout's build)")
@@ -202,48 +224,66 @@ def main():
     global K6_OVERRIDE
     K6_OVERRIDE = a.k6 or K6_OVERRIDE
     os.environ["MQTT_URL"] = a.url
+    os.environ["TLS_CA"] = a.tls_ca
     secs = 3 if a.quick else 20
-    out = {
-        "host": {"cpus": os.cpu_count(), "kernel": platform.release()},
-        "k6": k6_version(),
-        "throughput": [
-            throughput(0, 100000, secs, 100),
-            throughput(0, 80000, secs, 100),
-            throughput(0, 50000, secs, 100),
-            throughput(1, 50000, secs, 100),
-            throughput(0, 100000, secs, 100, poll="0"),
-        ],
-        "idle": idle(1000 if a.quick else 10000),
-    }
-    if not a.quick:
-        out["soak"] = soak(100000)
-    for t in out["throughput"]:
+    if a.transports_only:
+        out = {"k6": k6_version(), "throughput": [], "transports": transports(throughput, a, secs)}
+    else:
+        out = {
+            "host": {"cpus": os.cpu_count(), "kernel": platform.release()},
+            "k6": k6_version(),
+            "throughput": [
+                throughput(0, 100000, secs, 100),
+                throughput(0, 80000, secs, 100),
+                throughput(0, 50000, secs, 100),
+                throughput(1, 50000, secs, 100),
+                throughput(0, 100000, secs, 100, poll="0"),
+            ],
+            "idle": idle(1000 if a.quick else 10000),
+            "transports": transports(throughput, a, secs),
+        }
+        if not a.quick:
+            out["soak"] = soak(100000)
+    report(out)
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=2))
+    if a.docs:
+        # The command that reproduces the page: --json only saves a copy.
+        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), "--url", a.url]
+        command += ["--tls-url", a.tls_url, "--ws-url", a.ws_url]
+        if K6_OVERRIDE:
+            command += ["--k6", K6_OVERRIDE]
+        if a.transports_only:
+            command.append("--transports-only")
+        command += ["--docs", a.docs]
+        if a.transports_only:
+            section = transports_section(out["transports"], " ".join(command))
+            Path(a.docs).write_text(splice_transports(a.docs, section))
+        else:
+            Path(a.docs).write_text(benchmarks_page(out, " ".join(command)))
+
+
+def report(out):
+    """Prints the figures."""
+    for t in out["throughput"] + out["transports"]["rows"]:
         print(
-            f"p2p QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in {t['seconds']} s "
-            f"(target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
+            f"p2p {t['transport']} {t['payload']} QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in "
+            f"{t['seconds']} s (target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
             f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second; "
             f"latency p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms"
         )
-    i = out["idle"]
-    print(
-        f"idle: {i['connections']} connections, RSS {i['rss_before_mb']} -> {i['rss_after_mb']} MB "
-        f"= {i['kb_per_connection']} KB per connection"
-    )
+    if "idle" in out:
+        i = out["idle"]
+        print(
+            f"idle: {i['connections']} connections, RSS {i['rss_before_mb']} -> {i['rss_after_mb']} MB "
+            f"= {i['kb_per_connection']} KB per connection"
+        )
     if "soak" in out:
         s = out["soak"]
         print(
             f"soak: RSS {s['rss_after_1M_mb']} MB after 1M, {s['rss_after_10M_mb']} MB after 10M "
             f"({s['growth_percent']}% growth); by million messages: {s['rss_mb_by_million']}"
         )
-    if a.json:
-        Path(a.json).write_text(json.dumps(out, indent=2))
-    if a.docs:
-        # The command that reproduces the page: --json only saves a copy.
-        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), "--url", a.url]
-        if K6_OVERRIDE:
-            command += ["--k6", K6_OVERRIDE]
-        command += ["--docs", a.docs]
-        Path(a.docs).write_text(benchmarks_page(out, " ".join(command)))
 
 
 if __name__ == "__main__":

@@ -68,10 +68,13 @@ k6_key() {
 : "${TELEGRAF_K6_PORT:=8186}"        # InfluxDB v1 listener for `k6 --out influxdb=`
 : "${NODE_EXPORTER_PORT:=9100}"
 : "${MQTT_PORT:=1883}"
+: "${MQTTS_PORT:=8883}"   # mqtts:// (TLS)
+: "${MTLS_PORT:=8884}"    # mqtts:// with a client certificate (mutual TLS)
+: "${WS_PORT:=8083}"      # ws:// (MQTT over WebSocket)
 : "${INFLUXDB_ORG:=mqtt-bench}"
 : "${INFLUXDB_BUCKET:=mqtt-bench}"
 : "${INFLUXDB_RETENTION:=30d}"
-export INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT MQTT_PORT INFLUXDB_ORG INFLUXDB_BUCKET INFLUXDB_RETENTION
+export INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT MQTT_PORT MQTTS_PORT MTLS_PORT WS_PORT INFLUXDB_ORG INFLUXDB_BUCKET INFLUXDB_RETENTION
 
 # as_root CMD...: runs CMD as root, through sudo when this is not root.
 as_root() {

@@ -18,7 +18,7 @@ PIDS="$STATE/pids"
 LOGS="$STATE/logs"
 SERVICES=(influxd node_exporter broker telegraf)
 # What `up` ran with, so that restart/start SERVICE starts it the same way (no secrets here).
-SETTINGS=(BROKER MQTT_PORT INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT INFLUXDB_ORG INFLUXDB_BUCKET
+SETTINGS=(BROKER MQTT_PORT MQTTS_PORT MTLS_PORT WS_PORT INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT INFLUXDB_ORG INFLUXDB_BUCKET
   INFLUXDB_RETENTION TELEGRAF_INTERVAL TELEGRAF_FLUSH_INTERVAL TELEGRAF_HOSTNAME NODE_EXPORTER_FLAGS MQTTBENCH_SECRETS)
 
 usage() {
@@ -203,16 +203,36 @@ start_node_exporter() {
   wait_for node_exporter 10 http_ok "http://127.0.0.1:$NODE_EXPORTER_PORT/metrics"
 }
 
-start_broker() {
+# The broker's listeners: plain, TLS, mutual TLS, WebSocket.
+broker_ports_free() {
   port_free "$MQTT_PORT" MQTT_PORT
+  port_free "$MQTTS_PORT" MQTTS_PORT
+  port_free "$MTLS_PORT" MTLS_PORT
+  port_free "$WS_PORT" WS_PORT
+}
+
+start_broker() {
+  broker_ports_free
+  # The CA, server and client certificates (kept once made): the scenarios'
+  # TLS_CA, TLS_CERT and TLS_KEY default to them.
+  sh "$ROOT/scripts/init/tls.sh" "$STATE/tls"
   # 10K+ connections need file descriptors: the broker inherits this limit.
   ulimit -n "$(ulimit -Hn)"
   case "$BROKER" in
     mosquitto)
       local conf="$STATE/mosquitto.conf"
-      sed -E "s/^listener .*/listener $MQTT_PORT 127.0.0.1/" "$ROOT/brokers/mosquitto/mosquitto.conf" >"$conf"
+      sed -E -e "s/^listener 1883\$/listener $MQTT_PORT 127.0.0.1/" -e "s/^listener 8883\$/listener $MQTTS_PORT 127.0.0.1/" \
+        -e "s/^listener 8884\$/listener $MTLS_PORT 127.0.0.1/" -e "s/^listener 8083\$/listener $WS_PORT 127.0.0.1/" \
+        -e "s|/run/secrets/mqtt-bench/tls/|$STATE/tls/|" "$ROOT/brokers/mosquitto/mosquitto.conf" >"$conf"
+      # Started as root, Mosquitto would switch to the user mosquitto before
+      # it reads the certificates, which lie in the caller's state directory
+      # (mosquitto.conf(5), user): it stays the user who started the stack.
+      printf 'user %s\n' "$(id -un)" >>"$conf"
       start broker mosquitto -c "$conf"
       wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t "\$SYS/broker/version" -C 1 -W 3
+      # The TLS listener answers with the certificate the CA signed.
+      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTTS_PORT" --cafile "$STATE/tls/ca.pem" \
+        -t "\$SYS/broker/version" -C 1 -W 3
       ;;
   esac
 }
@@ -260,7 +280,7 @@ up() {
   port_free "$INFLUXDB_PORT" INFLUXDB_PORT
   port_free "$TELEGRAF_K6_PORT" TELEGRAF_K6_PORT
   port_free "$NODE_EXPORTER_PORT" NODE_EXPORTER_PORT
-  port_free "$MQTT_PORT" MQTT_PORT
+  broker_ports_free
   ensure_secrets
   save_settings
   start_influxd
@@ -268,7 +288,7 @@ up() {
   start_broker
   start_telegraf
   echo "$BROKER" >"$STATE/broker"
-  log "native stack up: broker $BROKER on mqtt://127.0.0.1:$MQTT_PORT, InfluxDB http://127.0.0.1:$INFLUXDB_PORT, k6 output influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6"
+  log "native stack up: broker $BROKER on mqtt://127.0.0.1:$MQTT_PORT (mqtts://127.0.0.1:$MQTTS_PORT, mutual TLS mqtts://127.0.0.1:$MTLS_PORT, ws://127.0.0.1:$WS_PORT/mqtt; TLS files in $STATE/tls), InfluxDB http://127.0.0.1:$INFLUXDB_PORT, k6 output influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6"
 }
 
 down() {

@@ -39,6 +39,9 @@ TEST_PORTS = {
     "TELEGRAF_K6_PORT": str(loopback_port(17186)),
     "NODE_EXPORTER_PORT": str(loopback_port(19100)),
     "MQTT_PORT": str(loopback_port(11883)),
+    "MQTTS_PORT": str(loopback_port(12841)),
+    "MTLS_PORT": str(loopback_port(12842)),
+    "WS_PORT": str(loopback_port(12843)),
 }
 
 

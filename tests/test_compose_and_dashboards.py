@@ -55,9 +55,12 @@ def test_secrets_are_files_generated_by_init_never_environment(broker):
         for f in svc.get("env_file", []) or []:
             assert f["path"].endswith(".env") or f.get("required") is False, f"{name} requires {f['path']}"
         mounts = [v for v in svc.get("volumes", []) if v.get("source") == "secrets"]
-        if mounts and name != "init":
+        # init writes the secrets, init-tls the TLS files (scripts/init/tls.sh).
+        if mounts and name not in ("init", "init-tls"):
             assert all(v.get("read_only") for v in mounts), name
             assert svc["depends_on"]["init"]["condition"] == "service_completed_successfully", name
+    # The broker reads its certificates: it starts once they exist.
+    assert services[broker]["depends_on"]["init-tls"]["condition"] == "service_completed_successfully"
     assert services["init"]["depends_on"]["influxdb"]["condition"] == "service_healthy"
 
 

@@ -23,6 +23,9 @@ from conftest import PORT_OFFSET, ROOT, loopback_port
 # stand-ins.yaml also gives each service to listen on (host networking).
 E2E_ENV = {
     "MQTT_PORT": loopback_port(13883),
+    "MQTTS_PORT": loopback_port(13841),
+    "MTLS_PORT": loopback_port(13842),
+    "WS_PORT": loopback_port(13843),
     "INFLUXDB_PORT": loopback_port(13086),
     "TELEGRAF_K6_PORT": loopback_port(13187),
     "NODE_EXPORTER_PORT": loopback_port(13100),

@@ -118,6 +118,9 @@ def test_down_stops_exactly_what_up_started(tmp_path):
         "TELEGRAF_K6_PORT": str(loopback_port(27186)),
         "NODE_EXPORTER_PORT": str(loopback_port(29100)),
         "MQTT_PORT": str(loopback_port(21883)),
+        "MQTTS_PORT": str(loopback_port(24841)),
+        "MTLS_PORT": str(loopback_port(24842)),
+        "WS_PORT": str(loopback_port(24843)),
     }
     s.env.update(ports)
     r = s.run("up", check=False)

@@ -20,6 +20,9 @@ SCENARIOS = ROOT / "k6/scenarios"
 REDUCED = {
     "conn-tcp-10K-100": {"SCALE": "0.05", "CONNECT_RATE": "500"},
     "conn-tcp-1M-5K": {"SCALE": "0.0005", "CONNECT_RATE": "500"},
+    # Over the stack's TLS listener (scenario_env), with its generated CA.
+    "conn-tls-10K-100": {"SCALE": "0.05", "CONNECT_RATE": "500"},
+    "conn-tls-1M-5K": {"SCALE": "0.0005", "CONNECT_RATE": "500"},
     "conn": {"SCALE": "0.2", "CONNECT_RATE": "500"},
     "p2p-1K-1K-1K-1K": {"SCALE": "0.05"},
     "p2p-50K-50K-50K-50K": {"SCALE": "0.002", "CONNECT_RATE": "500"},
@@ -44,8 +47,12 @@ def test_every_scenario_is_covered():
 
 
 def scenario_env(stack, tmp_path, name, **extra):
+    tls = {}
+    if name.startswith("conn-tls-"):
+        tls = {"MQTT_URL": f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}", "MQTTBENCH_STATE": str(stack.state)}
     return {
         "MQTT_URL": stack.mqtt_url,
+        **tls,
         "DURATION": "3s",
         "P99_MS": BEHAVIOUR_P99_MS,
         "RESULTS_DIR": str(tmp_path),

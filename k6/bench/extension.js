@@ -1,6 +1,6 @@
 // Benchmark of the load generator itself (not of the broker), driven by
 // scripts/bench-extension.py, which measures the k6 process from outside.
-//   MODE=throughput  p2p, QOS, 16-byte payloads, RATE msg/s for SECONDS
+//   MODE=throughput  p2p, QOS, 16-byte payloads (or PAYLOAD_TEMPLATE), RATE msg/s for SECONDS
 //   MODE=idle        CONNS idle subscriber connections, held for HOLD seconds
 //   MODE=soak        p2p QoS 0 up to 10M messages, with marks at 1M and 10M
 import mqtt from 'k6/x/mqtt';
@@ -19,11 +19,13 @@ function mark(name) {
 
 async function pair(qos) {
   const o = { url, count: clients, topic: 'bench/{i}', qos, connect_rate: 2000 };
+  if (__ENV.PAYLOAD_TEMPLATE) o.payload_template = __ENV.PAYLOAD_TEMPLATE;
+  if (/^(mqtts|wss):/.test(url) && __ENV.TLS_CA) o.tls = { ca: __ENV.TLS_CA };
   const so = Object.assign({ read_buffer: 65536 }, o);
   if (__ENV.POLL_INTERVAL) so.poll_interval = __ENV.POLL_INTERVAL; // '0': a reader goroutine per connection
   const subs = new mqtt.SubscriberGroup(so);
   await subs.connect();
-  const pubs = new mqtt.PublisherGroup(Object.assign({ payload_size: 16 }, o));
+  const pubs = new mqtt.PublisherGroup(Object.assign(o.payload_template ? {} : { payload_size: 16 }, o));
   await pubs.connect();
   return { subs, pubs };
 }
@@ -59,7 +61,8 @@ export default async function () {
     const r = await pubs.publish({ rate: Number(__ENV.RATE || 100000), duration: `${__ENV.SECONDS || 20}s` });
     const s = await subs.drain({ expected: r.sent, idle: '2s' });
     mark('publish-end');
-    console.log(`RESULT ${JSON.stringify({ publish: r, subscribe: s, latency: mqtt.stats().mqtt_latency })}`);
+    const payload = pubs.stats().payload_size;
+    console.log(`RESULT ${JSON.stringify({ publish: r, subscribe: s, latency: mqtt.stats().mqtt_latency, payload })}`);
   }
   pubs.close();
   subs.close();

@@ -1,9 +1,10 @@
 module github.com/mqtt-bench/mqtt-bench/k6/extension
 
-go 1.25.0
+go 1.26
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/gobwas/ws v1.5.0
 	github.com/grafana/sobek v0.0.0-20260429085637-a66d4790012b
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/mstoykov/k6-taskqueue-lib v0.1.3
@@ -37,6 +38,7 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-sourcemap/sourcemap v2.1.4+incompatible // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/pprof v0.0.0-20230728192033-2ba5b33183c6 // indirect
 	github.com/google/uuid v1.6.0 // indirect

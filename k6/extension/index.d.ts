@@ -38,7 +38,7 @@ export declare type QoS = 0 | 1 | 2;
 /** A duration: "10s", "250ms", "1m30s", or milliseconds. */
 export declare type Duration = string | number;
 
-/** TLS for mqtts://, ssl:// or tls:// URLs. PEM text or a path to a PEM file. */
+/** TLS for mqtts://, ssl://, tls:// or wss:// URLs. PEM text or a path to a PEM file. */
 export declare interface TLSOptions {
   ca?: string;
   cert?: string;
@@ -56,7 +56,7 @@ export declare interface Will {
 
 /** Options every connection takes. Unknown options are an error. */
 export declare interface ConnectionOptions {
-  /** mqtt://host:port (tcp://), mqtts:// (ssl://, tls://). Default mqtt://127.0.0.1:1883. */
+  /** mqtt://host:port (tcp://), mqtts:// (ssl://, tls://), ws://host:port/path and wss:// (WebSocket, path default /mqtt). Default mqtt://127.0.0.1:1883. */
   url?: string;
   /** "3.1.1" (or 4) and "5" (or "5.0"). Default "3.1.1". */
   version?: string | number;
@@ -128,8 +128,16 @@ export declare interface PublisherGroupOptions extends GroupOptions {
   topic: string;
   qos?: QoS;
   retain?: boolean;
-  /** Exact payload size in bytes, >= 16 (the header). Default 16. */
+  /** Exact payload size in bytes, >= 16 (the header). Default 16. Not with payload_template. */
   payload_size?: number;
+  /**
+   * Fill each message from a template: {client}, {seq}, {ts_ms},
+   * {rand:A-B}, {choice:a|b|c}, {fill:N}, and {header} where the 16-byte
+   * header goes as 22 base64url characters (without it: binary, before the
+   * template). Every message has the template's steady size (stats().payload_size),
+   * padded with trailing spaces.
+   */
+  payload_template?: string;
   /** Default total rate of publish() (msg/s). */
   rate?: number;
   /** Default rate per client of publish() when `rate` is not set. */
@@ -164,6 +172,8 @@ export declare interface SubscriberGroupOptions extends GroupOptions {
    * level, which stats().granted_qos reports. Default false.
    */
   accept_downgrade?: boolean;
+  /** The publishers' payload_template: where their messages carry the header. */
+  payload_template?: string;
 }
 
 export declare interface ConnectResult {
@@ -179,6 +189,11 @@ export declare interface ConnectResult {
   shared_check?: 'announced' | 'received';
   /** Probe messages published ("received"): one per filter, for reconciling a broker's own counters. */
   probes?: number;
+  /** What the connections run over. */
+  transport: 'tcp' | 'tls' | 'ws' | 'wss';
+  /** TLS and WebSocket over TLS: the negotiated version ("TLS 1.3") and cipher suite, of the first handshake. */
+  tls_version?: string;
+  cipher_suite?: string;
 }
 
 export declare interface PublishPhase {
@@ -229,7 +244,7 @@ export declare class PublisherGroup {
   publish(phase: PublishPhase): Promise<PublishResult>;
   stats(): {
     clients: number; connected: number; published: number; failed: number; rejected: number; missed: number;
-    reconnects: number;
+    reconnects: number; payload_size: number;
   };
   /** Disconnects every client and pushes the final metrics. */
   close(): void;

@@ -109,6 +109,46 @@ export function localAddress(name) {
   return v;
 }
 
+// payloadTemplate: PAYLOAD_TEMPLATE, checked by the extension's own
+// parser (the payload_template option's), so a bad placeholder stops the
+// run here, named.
+export function payloadTemplate(name) {
+  const v = __ENV[name] === undefined || __ENV[name] === '' ? undefined : String(__ENV[name]);
+  if (v === undefined) return undefined;
+  const parsed = internal.payloadTemplate(v, 'k6-{i}');
+  if (parsed.error) {
+    fail(name, v, `${parsed.error} (placeholders: {client}, {seq}, {ts_ms}, {rand:A-B}, {choice:a|b|c}, {fill:N}, ` +
+      '{header}; e.g. {"device":"{client}","seq":{seq},"temp":{rand:18.0-30.0}})');
+    return undefined;
+  }
+  return v;
+}
+
+// The directories where the stacks generate their TLS files: the native
+// stack's state directory (MQTTBENCH_STATE, default .state in the clone),
+// and the compose secrets as the k6 service mounts them.
+const STATE = __ENV.MQTTBENCH_STATE || decodeURIComponent(import.meta.resolve('../../.state')
+  .replace(/^file:\/\//, '')).replace(/^\/([A-Za-z]:)/, '$1');
+const TLS_DIRS = [`${STATE}/tls`, '/run/secrets/mqtt-bench/tls'];
+
+// tlsFile: a TLS file path given, or the stack's generated file of that
+// name, or undefined (the system's CAs, no client certificate).
+export function tlsFile(name, generated) {
+  const v = raw(name);
+  if (v !== undefined) return v;
+  const dir = TLS_DIRS.find((d) => internal.fileExists(`${d}/${generated}`));
+  return dir ? `${dir}/${generated}` : undefined;
+}
+
+// checkTLS: the TLS files (given or defaulted) must be what the tls option
+// reads, so a wrong one stops the run here, named.
+export function checkTLS(p) {
+  const bad = internal.checkTLSFiles(p.tls_ca || '', p.tls_cert || '', p.tls_key || '');
+  const named = (v, key) => `${v}=${JSON.stringify(p[key])}${raw(v) === undefined ? ' (the stack\'s generated file)' : ''}`;
+  if (bad.ca) problems.push(`${named('TLS_CA', 'tls_ca')} is invalid: ${bad.ca} (expected the PEM file of the CA that signed the broker's certificate)`);
+  if (bad.cert) problems.push(`${named('TLS_CERT', 'tls_cert')} is invalid: ${bad.cert} (expected PEM files of a client certificate and its key)`);
+}
+
 // runId: a name for the run's result file and tags, so no path separators.
 export function runId(name) {
   const v = raw(name);

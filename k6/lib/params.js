@@ -17,7 +17,13 @@ const bool = (name, def) => env.choice(name, def, ['true', 'false']) === 'true';
 const TABLE = [
   ['SCALE', 'scale', () => env.number('SCALE', 1, { min: 0, above: true })],
   ['BROKER', 'broker', () => env.text('BROKER', 'mosquitto')],
-  ['MQTT_URL', 'url', () => env.url('MQTT_URL', 'mqtt://127.0.0.1:1883')],
+  ['MQTT_URL', 'url', (d) => env.url('MQTT_URL', d.url || 'mqtt://127.0.0.1:1883')],
+  // TLS (mqtts://, wss://): file paths, by default the stack's generated
+  // files (scripts/init/tls.sh) where they exist; checked before any connection.
+  ['TLS_CA', 'tls_ca', () => env.tlsFile('TLS_CA', 'ca.pem')],
+  ['TLS_CERT', 'tls_cert', () => env.tlsFile('TLS_CERT', 'client.pem')],
+  ['TLS_KEY', 'tls_key', () => env.tlsFile('TLS_KEY', 'client.key')],
+  ['TLS_SERVER_NAME', 'tls_server_name', () => env.text('TLS_SERVER_NAME', undefined)],
   ['MQTT_URL_B', 'url_b', (d) => (d.bridged ? env.url('MQTT_URL_B', 'mqtt://127.0.0.1:1884') : undefined)],
   ['MQTT_VERSION', 'version', (d) => env.choice('MQTT_VERSION', d.version || '3.1.1', ['3.1.1', '5', '5.0']).replace('5.0', '5')],
   ['QOS', 'qos', (d) => Number(env.choice('QOS', d.qos ?? 1, [0, 1, 2]))],
@@ -36,6 +42,10 @@ const TABLE = [
   })],
   ['P99_MS', 'p99_ms', (d) => env.number('P99_MS', d.p99Ms ?? 100, { above: true })],
   ['STEPS', 'steps', () => env.steps('STEPS')],
+  // Each message filled from a template (load/payload.go), at its steady
+  // size; the latency and sequence header goes where {header} is, else
+  // binary before it.
+  ['PAYLOAD_TEMPLATE', 'payload_template', () => env.payloadTemplate('PAYLOAD_TEMPLATE')],
   ['PAYLOADS', 'payloads', (d) => (d.payloads ? env.text('PAYLOADS', d.payloads.join(',')).split(',').map(Number) : undefined)],
   // The scenario's VUs: k6 splits them over the instances of a segmented
   // test, and each instance's first VU runs its share, so at most this
@@ -84,14 +94,20 @@ export const KNOWN = TABLE.map(([name]) => name);
 // What a scenario leaves unread of the variables a user set: [variable,
 // why(p, flows, d)], why being the reason it is ignored here, or false.
 const publishes = (flows) => flows.some((f) => f.publishers > 0);
+const tlsUrl = (p) => [p.url, p.url_b].some((u) => u && /^(mqtts|ssl|tls|wss):/.test(u));
 const UNUSED = [
+  ...['TLS_CA', 'TLS_CERT', 'TLS_KEY', 'TLS_SERVER_NAME'].map((v) => [v, (p) => !tlsUrl(p) &&
+    'MQTT_URL is not a TLS URL (mqtts://, wss://)']),
   ['MQTT_URL_B', (p, flows, d) => !d.bridged && 'only the bridging scenario (bridge-500-500) has a second broker'],
   ['PUBLISHERS', (p, flows) => !publishes(flows) && 'this scenario opens connections only (SUBSCRIBERS)'],
   ['RATE', (p, flows) => (!publishes(flows) ? 'this scenario publishes nothing' : p.steps && 'STEPS gives the rates')],
   ['STEPS', (p, flows) => !publishes(flows) && 'this scenario publishes nothing'],
   ['DURATION', (p, flows) => publishes(flows) && p.steps && 'STEPS gives the durations'],
   ['PAYLOAD', (p, flows, d) => (!publishes(flows) ? 'this scenario publishes nothing'
-    : d.payloads && !p.steps && 'the payload sweep takes its sizes from PAYLOADS')],
+    : (d.payloads && !p.steps && 'the payload sweep takes its sizes from PAYLOADS')
+      || (p.payload_template && 'PAYLOAD_TEMPLATE gives the payload, at its steady size'))],
+  ['PAYLOAD_TEMPLATE', (p, flows, d) => (!publishes(flows) ? 'this scenario publishes nothing'
+    : d.payloads && !p.steps && 'the payload sweep sends filler of the PAYLOADS sizes')],
   ['PAYLOADS', (p, flows, d) => (!d.payloads ? 'only the payload sweep (payload-1K-1K-20K) reads it; PAYLOAD sets the one size here'
     : p.steps && 'STEPS replaces the sweep')],
 ];
@@ -124,7 +140,18 @@ export function params(name, d) {
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
     throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
+  // The stack's TLS files are the defaults of TLS runs only.
+  if (!tlsUrl(p)) {
+    for (const [v, k] of [['TLS_CA', 'tls_ca'], ['TLS_CERT', 'tls_cert'], ['TLS_KEY', 'tls_key']]) {
+      if (__ENV[v] === undefined || __ENV[v] === '') p[k] = undefined;
+    }
+  }
+  env.checkTLS(p);
   env.check(name);
+  if (d.tls && !tlsUrl(p)) {
+    throw new Error(`${name}: MQTT_URL=${p.url} is invalid for a TLS scenario: it measures TLS connections; give the ` +
+      "broker's TLS listener, e.g. mqtts://127.0.0.1:8883 (or conn-tcp-* for plain TCP)");
+  }
   if (p.strict_order && p.qos < 1) {
     throw new Error(`${name}: STRICT_ORDER=true is invalid with QOS=${p.qos}: MQTT requires ordered delivery only at ` +
       'QoS 1 and 2 (section 4.6); set QOS=1 or leave STRICT_ORDER unset');

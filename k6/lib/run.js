@@ -15,7 +15,17 @@ function common(p, url, f) {
   const c = { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
     connect_rate: p.connect_rate * p.connect_share, connect_timeout: '30s', flow: f.name };
   if (p.local_address) c.local_address = p.local_address;
+  if (/^(mqtts|ssl|tls|wss):/.test(url)) c.tls = tlsOptions(p);
   return c;
+}
+
+// tlsOptions: TLS_CA, TLS_CERT, TLS_KEY and TLS_SERVER_NAME as the tls option.
+function tlsOptions(p) {
+  const t = {};
+  if (p.tls_ca) t.ca = p.tls_ca;
+  if (p.tls_cert) Object.assign(t, { cert: p.tls_cert, key: p.tls_key });
+  if (p.tls_server_name) t.server_name = p.tls_server_name;
+  return t;
 }
 
 // openGroups makes one group per flow for this instance's share of the
@@ -54,7 +64,7 @@ async function connectSubscribers(p, flows, shares, groups) {
       Object.assign(common(p, f.subUrl || p.url, f), {
         count: s.count, id_base: (f.subBase || 0) + s.base, topic: f.subTopics, qos: p.qos,
         client_id: `${p.client_prefix}-${f.name}-sub-{i}`, read_buffer: 16384, accept_downgrade: p.accept_downgrade,
-      })));
+      }, template(p) ? { payload_template: template(p) } : {})));
   } catch (e) {
     if (!/shared subscriptions/.test(String(e))) throw e;
     const alt = p.version === '5' ? 'a broker configured with shared subscriptions' : 'MQTT_VERSION=5';
@@ -65,11 +75,29 @@ async function connectSubscribers(p, flows, shares, groups) {
 // connectPublishers opens each flow's publishers. A payload sweep makes a
 // new set per payload size (round k), with their own publisher ids.
 function connectPublishers(p, flows, shares, groups, payload, round) {
+  const body = template(p) ? { payload_template: template(p) } : { payload_size: payload };
   return openGroups(p, flows, shares, groups, 'pub', (f, s) => new mqtt.PublisherGroup(
-    Object.assign(common(p, f.pubUrl || p.url, f), {
+    Object.assign(common(p, f.pubUrl || p.url, f), body, {
       count: s.count, id_base: (f.pubBase || 0) + round * f.publishers + s.base, topic: f.pubTopic, qos: p.qos,
-      payload_size: payload, client_id: `${p.client_prefix}-${f.name}-pub-{i}`,
+      client_id: `${p.client_prefix}-${f.name}-pub-{i}`,
     })));
+}
+
+// The payload template in use: not in a payload sweep, whose sizes are
+// filler (the subscribers must then not look for a text header).
+function template(p) {
+  return p.payloads && !p.steps ? undefined : p.payload_template;
+}
+
+// A template's steady size (the widest of the flows' groups: {client} is
+// as wide as the longest client id) replaces PAYLOAD in the steps and the
+// result's parameters.
+function templateSize(p, pubs) {
+  const size = pubs.reduce((n, g) => Math.max(n, g ? g.stats().payload_size : 0), 0);
+  if (size > 0) {
+    p.payload = size;
+    internal.note('template_payload', size);
+  }
 }
 
 // How long the instances of a segmented test give each other to connect
@@ -110,6 +138,7 @@ export async function runFlows(p, flows, shares, seg, groups) {
     if (!pubs || st.payload) {
       if (pubs) pubs.forEach((g) => g && g.close());
       pubs = await connectPublishers(p, flows, shares, groups, st.payload || p.payload, round++);
+      if (template(p)) templateSize(p, pubs);
     }
     const started = Date.now();
     stepRate.add(st.rate);

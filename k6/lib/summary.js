@@ -14,6 +14,9 @@ const latencyKinds = {
   connect: 'mqtt_connect_duration',
   suback: 'mqtt_suback_duration',
   puback: 'mqtt_puback_duration',
+  // The parts of connect: the TLS handshake, then CONNECT → CONNACK.
+  tls_handshake: 'mqtt_tls_handshake_duration',
+  connack: 'mqtt_connack_duration',
 };
 
 // instanceSuffix names one instance's result file of a segmented test:
@@ -70,7 +73,8 @@ export function result(data, p, flows) {
     passed: passed && completed,
     completed,
     instance: seg,
-    parameters: p,
+    // A payload template's steady size is the payload (run.js).
+    parameters: notes.template_payload ? Object.assign({}, p, { payload: notes.template_payload }) : p,
     flows,
     versions: { k6: st.k6_version, extension: st.version, broker: __ENV.BROKER_VERSION || null },
     host: mqtt.host(),
@@ -111,6 +115,17 @@ export function text(r) {
     `  messages      ${c.mqtt_publishes} published, ${c.mqtt_receives} received, ${c.mqtt_lost} lost, ` +
       `${c.mqtt_duplicates} duplicates, ${c.mqtt_out_of_order} out of order, ${c.mqtt_publish_failures} failed`,
   ];
+  const tls = Object.values(r.connect || {}).find((g) => g && g.tls_version);
+  if (tls) {
+    const h = r.latency_ms.tls_handshake || {};
+    const k = r.latency_ms.connack || {};
+    // The handshake rate: connections opened per second of the groups' ramps.
+    const opened = Object.values(r.connect || {}).filter((g) => g && g.seconds > 0);
+    const rate = opened.reduce((n, g) => n + g.connected, 0) / opened.reduce((n, g) => n + g.seconds, 0);
+    lines.push(`  transport     ${tls.tls_version}, ${tls.cipher_suite}; ${h.count} TLS handshakes ` +
+      `at ${fmt(rate)}/s, avg ${fmt(h.avg)} ms, p99 ${fmt(h.p99)} ms; CONNECT → CONNACK avg ${fmt(k.avg)} ms, ` +
+      `p99 ${fmt(k.p99)} ms`);
+  }
   if (c.mqtt_protocol_errors > 0) {
     lines.push(`  protocol      ${c.mqtt_protocol_errors} publishes answered outside the QoS ${r.parameters.qos} flow ` +
       '(mqtt_protocol_errors): the broker does not implement this QoS as asked');

@@ -14,7 +14,7 @@
 set -u
 state="${NATIVE_STATE:-/mqtt-bench/clone/.state}"
 # The native stack's service behind each port variable (scripts/stack.sh).
-declare -A service=([MQTT_PORT]=broker [INFLUXDB_PORT]=influxd [TELEGRAF_K6_PORT]=telegraf [NODE_EXPORTER_PORT]=node_exporter)
+declare -A service=([MQTT_PORT]=broker [MQTTS_PORT]=broker [MTLS_PORT]=broker [WS_PORT]=broker [INFLUXDB_PORT]=influxd [TELEGRAF_K6_PORT]=telegraf [NODE_EXPORTER_PORT]=node_exporter)
 
 # listening PORT: a TCP socket listens on PORT in this network namespace.
 listening() {

@@ -16,4 +16,5 @@ done
 # Each service reads its secrets as its own user (InfluxDB and EMQX 1000,
 # Grafana 472, ...); the volume is mounted, read-only, only into this
 # project's containers, and lies under Docker's root-only data directory.
-chmod 0444 "$dir"/*
+# Files only: tls/, init-tls's directory in the same volume, stays traversable.
+find "$dir" -maxdepth 1 -type f -exec chmod 0444 {} +

@@ -257,7 +257,7 @@ def write(manifest, dirs, out):
             {
                 "title": "Thresholds",
                 "note": None,
-                "header": [header(b) for b in brokers],
+                "header": [header(b, brokers) for b in brokers],
                 "rows": [["verdict", *verdicts]],
             }
         )

@@ -46,6 +46,7 @@ def run_figures(run, influx, cpu_target):
         "connections_failed": c["failed"],
         "connection_success_pct": c["success_pct"],
         "connect_p99_ms": c["connect_p99_ms"],
+        "transport": c["transport_short"],
         "passed": run["passed"],
         "failed_thresholds": failed,
     }
@@ -148,9 +149,14 @@ def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def header(b):
+def header(b, brokers=()):
+    """A broker's column: its name, and the transport it ran over when any
+    of the compared runs was not over plain TCP (so that one broker's runs
+    over TCP, TLS and WebSocket compare side by side)."""
     if b["status"] == "ran":
-        return b["name"]
+        transports = {(x.get("figures") or {}).get("transport") for x in brokers if x["status"] == "ran"}
+        transport = (b.get("figures") or {}).get("transport")
+        return f"{b['name']} ({transport})" if transport and transports - {"TCP", None} else b["name"]
     return f"{b['name']} — {b['status']}: {b.get('short') or b.get('reason') or 'see its disclosure'}"
 
 
@@ -161,7 +167,7 @@ def build_tables(brokers, spec, key="figures"):
         for label, k, d in rows:
             cells = [b["status"] if b["status"] != "ran" else fmt((b.get(key) or {}).get(k), d) for b in brokers]
             lines.append([label, *cells])
-        out.append({"title": title, "note": note, "header": [header(b) for b in brokers], "rows": lines})
+        out.append({"title": title, "note": note, "header": [header(b, brokers) for b in brokers], "rows": lines})
     return out
 
 
@@ -180,4 +186,4 @@ def search_table(brokers):
         ("search time s", lambda c: fmt(c.get("wall_s"), 0)),
     ]:
         rows.append([label, *[fmt(f(b["capacity"]), 0) if b.get("capacity") else b["status"] for b in brokers]])
-    return {"title": "Search", "note": None, "header": [header(b) for b in brokers], "rows": rows}
+    return {"title": "Search", "note": None, "header": [header(b, brokers) for b in brokers], "rows": rows}

@@ -200,6 +200,36 @@ def connections(run):
         "connect_avg_ms": lat.get("avg"),
         "connect_p99_ms": lat.get("p99"),
         "connect_max_ms": lat.get("max"),
+        **transport(run),
+    }
+
+
+# What each URL scheme carries MQTT over.
+TRANSPORTS = {"mqtt": "TCP", "tcp": "TCP", "mqtts": "TLS", "ssl": "TLS", "tls": "TLS", "ws": "WebSocket"}
+TRANSPORTS["wss"] = "WebSocket over TLS"
+
+
+def transport(run):
+    """The run's transport (from its URL), its TLS version and cipher suite
+    (from the groups' connect results) and the TLS handshake apart from
+    CONNECT -> CONNACK."""
+    url = run["parameters"].get("url") or ""
+    name = TRANSPORTS.get(url.split("://", 1)[0] if "://" in url else "mqtt", "TCP")
+    tls = next(
+        (v for v in (run.data.get("connect") or {}).values() if isinstance(v, dict) and v.get("tls_version")), None
+    )
+    short = name
+    if tls:
+        short = name.replace("TLS", tls["tls_version"])  # TLS 1.3, WebSocket over TLS 1.3
+        name = f"{name} ({tls['tls_version']}, {tls['cipher_suite']})"
+    hs, ack = latency(run, "tls_handshake"), latency(run, "connack")
+    return {
+        "transport": name,
+        "transport_short": short,
+        "tls_avg_ms": hs.get("avg"),
+        "tls_p99_ms": hs.get("p99"),
+        "connack_avg_ms": ack.get("avg"),
+        "connack_p99_ms": ack.get("p99"),
     }
 
 

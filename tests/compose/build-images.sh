@@ -11,8 +11,9 @@ set -euo pipefail
 here="$ROOT/tests/compose"
 # What the stand-ins run that the project does not build: sh, bash, curl and
 # wget for the init service and the healthchecks, python3 for Grafana's
-# stand-in, Mosquitto and node_exporter as the native stack runs them.
-pkgs=(bash ca-certificates curl wget python3 mosquitto mosquitto-clients prometheus-node-exporter)
+# stand-in, Mosquitto and node_exporter as the native stack runs them,
+# openssl for init-tls (the k6 image's, as k6/Dockerfile installs it).
+pkgs=(bash ca-certificates curl wget python3 mosquitto mosquitto-clients prometheus-node-exporter openssl)
 key=$(printf '%s\n' bookworm "${pkgs[@]}" | sha256sum | cut -c1-10)
 base=mqtt-bench-test/debian:bookworm
 rootfs="$CACHE/images/debian-bookworm-$key.tar"

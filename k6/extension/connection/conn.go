@@ -51,11 +51,12 @@ type Conn struct {
 	wdeadline  int64 // the write deadline on nc (Unix ns), 0 = none; c.mu
 	up         atomic.Bool
 
-	sessionPresent atomic.Bool  // the last CONNACK's Session Present
-	sessionStarted atomic.Bool  // a CONNACK was received: reconnects resume
-	forceClean     atomic.Bool  // endSession's CONNECT
-	stalled        atomic.Bool  // the connection was closed here: a write stalled
-	attachedAt     atomic.Int64 // when the current network connection was installed (Unix ns)
+	sessionPresent atomic.Bool   // the last CONNACK's Session Present
+	sessionStarted atomic.Bool   // a CONNACK was received: reconnects resume
+	forceClean     atomic.Bool   // endSession's CONNECT
+	stalled        atomic.Bool   // the connection was closed here: a write stalled
+	attachedAt     atomic.Int64  // when the current network connection was installed (Unix ns)
+	tlsParams      atomic.Uint32 // the last TLS handshake's version<<16 | cipher suite; 0: none
 }
 
 // New makes a connection; nothing is dialled before Connect.

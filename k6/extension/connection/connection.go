@@ -17,9 +17,12 @@ import (
 
 // Config is what every connection of a group (or a client) shares.
 type Config struct {
-	Addr           string // host:port
-	TLS            *tls.Config
-	Version        byte // codec.V311 or codec.V5
+	Addr string // host:port
+	TLS  *tls.Config
+	// WSPath: MQTT over WebSocket at this path (ws://, wss://); "" = none.
+	WSPath         string
+	WSHost         string // the Host of the upgrade request (the URL's host:port)
+	Version        byte   // codec.V311 or codec.V5
 	KeepAlive      uint16
 	CleanStart     bool
 	SessionExpiry  uint32
@@ -98,8 +101,10 @@ type Timing int
 
 // Timings a connection reports.
 const (
-	ConnectTime Timing = iota // dial + TLS + CONNECT → CONNACK
-	SubackTime                // SUBSCRIBE → SUBACK
+	ConnectTime      Timing = iota // dial + TLS + CONNECT → CONNACK
+	SubackTime                     // SUBSCRIBE → SUBACK
+	TLSHandshakeTime               // the TLS handshake alone (TLS connections)
+	ConnackTime                    // CONNECT → CONNACK alone
 )
 
 // Recorder counts and times what connections do. shard is any small number

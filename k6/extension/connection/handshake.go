@@ -23,24 +23,44 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 		return nil, nil, fmt.Errorf("mqtt: dial %s: %w", c.cfg.Addr, err)
 	}
 	if c.cfg.TLS != nil {
+		start := time.Now()
 		tc := tls.Client(nc, c.cfg.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
 			return nil, nil, fmt.Errorf("mqtt: TLS handshake with %s: %w", c.cfg.Addr, err)
 		}
+		c.rec.Time(TLSHandshakeTime, c.idx, time.Since(start).Nanoseconds())
+		st := tc.ConnectionState()
+		c.tlsParams.Store(uint32(st.Version)<<16 | uint32(st.CipherSuite))
 		nc = tc
+	}
+	if c.cfg.WSPath != "" {
+		wc, err := upgradeWS(ctx, nc, c.cfg)
+		if err != nil {
+			_ = nc.Close()
+			return nil, nil, err
+		}
+		nc = wc
 	}
 	deadline, _ := ctx.Deadline()
 	_ = nc.SetDeadline(deadline)
+	sent := time.Now()
 	ack, br, err := c.exchange(nc)
 	if err != nil {
 		_ = nc.Close()
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("mqtt: broker %s closed the connection during CONNECT (wrong protocol version or refused client?)", c.cfg.Addr)
 		}
+		if c.cfg.TLS != nil && len(c.cfg.TLS.Certificates) == 0 {
+			// TLS 1.3 ends the handshake before the server checks the
+			// client's certificate: a mutual-TLS listener refuses it on the
+			// first write or read (an alert, or a reset).
+			err = fmt.Errorf("%w (no client certificate was given: if this listener asks for one (mutual TLS), give tls.cert and tls.key, TLS_CERT and TLS_KEY in the scenarios)", err)
+		}
 		return nil, nil, err
 	}
 	_ = nc.SetDeadline(time.Time{})
+	c.rec.Time(ConnackTime, c.idx, time.Since(sent).Nanoseconds())
 	rm := uint32(ack.ReceiveMax)
 	if rm == 0 {
 		rm = 65535
@@ -62,6 +82,17 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 		c.mu.Unlock()
 	}
 	return nc, br, nil
+}
+
+// TLSParams names the TLS version and cipher suite of the connection's
+// last handshake ("TLS 1.3", "TLS_AES_128_GCM_SHA256"); ok is false
+// before a TLS handshake, or on a plain connection.
+func (c *Conn) TLSParams() (version, cipher string, ok bool) {
+	p := c.tlsParams.Load()
+	if p == 0 {
+		return "", "", false
+	}
+	return tls.VersionName(uint16(p >> 16)), tls.CipherSuiteName(uint16(p)), true
 }
 
 // exchange sends CONNECT and reads the CONNACK.

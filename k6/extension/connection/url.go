@@ -2,6 +2,7 @@ package connection
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +16,9 @@ import (
 type Broker struct {
 	Addr   string // host:port to dial
 	Host   string // for TLS server name verification
-	Secure bool   // mqtts://, ssl:// or tls://
+	Secure bool   // mqtts://, ssl://, tls:// or wss://
+	// WSPath: the WebSocket path of ws:// and wss:// URLs (default /mqtt); "" otherwise.
+	WSPath string
 }
 
 // ParseURL reads mqtt://, tcp://, mqtts://, ssl://, tls:// URLs (or a bare
@@ -35,10 +38,12 @@ func ParseURL(raw string) (Broker, error) {
 	case "mqtt", "tcp":
 	case "mqtts", "ssl", "tls":
 		b.Secure, port = true, "8883"
-	case "ws", "wss":
-		return Broker{}, fmt.Errorf("broker URL %q: MQTT over WebSocket is not supported; use mqtt:// or mqtts://", raw)
+	case "ws":
+		b.WSPath, port = "/mqtt", "8083"
+	case "wss":
+		b.Secure, b.WSPath, port = true, "/mqtt", "8084"
 	default:
-		return Broker{}, fmt.Errorf("broker URL %q: unknown scheme %q (use mqtt://, tcp://, mqtts://, ssl:// or tls://)", raw, u.Scheme)
+		return Broker{}, fmt.Errorf("broker URL %q: unknown scheme %q (use mqtt://, tcp://, mqtts://, ssl://, tls://, ws:// or wss://)", raw, u.Scheme)
 	}
 	if u.User != nil {
 		return Broker{}, fmt.Errorf("broker URL %q: credentials do not belong in the URL (they would show in logs and results); use the username and password options", raw)
@@ -54,8 +59,14 @@ func ParseURL(raw string) (Broker, error) {
 		}
 		port = p
 	}
-	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return Broker{}, fmt.Errorf("malformed broker URL %q: unexpected path, query or fragment", raw)
+	switch {
+	case b.WSPath != "" && u.Path != "":
+		b.WSPath = u.EscapedPath() // the broker's WebSocket path, e.g. /mqtt
+	case b.WSPath == "" && u.Path != "" && u.Path != "/":
+		return Broker{}, fmt.Errorf("malformed broker URL %q: a path belongs to ws:// and wss:// URLs only", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return Broker{}, fmt.Errorf("malformed broker URL %q: unexpected query or fragment", raw)
 	}
 	b.Addr = net.JoinHostPort(b.Host, port)
 	return b, nil
@@ -68,6 +79,10 @@ func Explain(addr string, err error) error {
 		return fmt.Errorf("%w (nothing listens on %s: start the broker, or set the url option / MQTT_URL)", err, addr)
 	case errors.Is(err, syscall.EMFILE):
 		return fmt.Errorf("%w (too many open files: raise `ulimit -n`, or split the load over several k6 processes)", err)
+	case errors.As(err, new(x509.UnknownAuthorityError)):
+		return fmt.Errorf("%w (the broker's certificate is not signed by the CA given: set the tls.ca option, TLS_CA in the scenarios, to the CA that signed it)", err)
+	case errors.As(err, new(x509.HostnameError)):
+		return fmt.Errorf("%w (set tls.server_name, TLS_SERVER_NAME in the scenarios, to a name the broker's certificate holds)", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w (no answer from %s within connect_timeout)", err, addr)
 	}

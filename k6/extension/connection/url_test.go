@@ -6,7 +6,7 @@ import (
 )
 
 // Broker URLs: every scheme the docs name, the default ports, and a clear
-// refusal for what cannot work (WebSocket, credentials, paths).
+// refusal for what cannot work (credentials, paths outside WebSocket).
 func TestParseURLAcceptsBrokerURLsAndNamesWhatIsWrong(t *testing.T) {
 	for _, c := range []struct {
 		raw, addr string
@@ -19,11 +19,13 @@ func TestParseURLAcceptsBrokerURLsAndNamesWhatIsWrong(t *testing.T) {
 		{"ssl://broker:9883", "broker:9883", true, ""},
 		{"tls://[::1]:8883/", "[::1]:8883", true, ""},
 		{"127.0.0.1:1884", "127.0.0.1:1884", false, ""},
-		{"ws://broker:8083", "", false, "WebSocket is not supported"},
+		{"ws://broker:8083", "broker:8083", false, ""},
+		{"wss://broker", "broker:8084", true, ""},
 		{"http://broker", "", false, `unknown scheme "http"`},
 		{"mqtt://user:secret@broker", "", false, "credentials do not belong in the URL"},
 		{"mqtt://broker:99999", "", false, "bad port"},
-		{"mqtt://broker/topic", "", false, "unexpected path"},
+		{"mqtt://broker/topic", "", false, "a path belongs to ws:// and wss:// URLs only"},
+		{"ws://broker?x=1", "", false, "unexpected query"},
 		{"mqtt://", "", false, "no host"},
 	} {
 		b, err := ParseURL(c.raw)
@@ -32,6 +34,15 @@ func TestParseURLAcceptsBrokerURLsAndNamesWhatIsWrong(t *testing.T) {
 			t.Errorf("%s: got %+v, %v; want %s secure=%v", c.raw, b, err, c.addr, c.secure)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s: error %v, want one containing %q", c.raw, err, c.err)
+		}
+	}
+}
+
+// A WebSocket URL keeps its path (the broker's, e.g. /mqtt), /mqtt when none.
+func TestParseURLKeepsTheWebSocketPath(t *testing.T) {
+	for raw, path := range map[string]string{"ws://b:8083": "/mqtt", "ws://b:8083/": "/", "wss://b/ws/mqtt": "/ws/mqtt", "mqtt://b": ""} {
+		if b, err := ParseURL(raw); err != nil || b.WSPath != path {
+			t.Errorf("%s: path %q, %v; want %q", raw, b.WSPath, err, path)
 		}
 	}
 }

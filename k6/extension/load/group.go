@@ -74,6 +74,19 @@ func (g *group) connectAll(where string, after func(c *connection.Conn) error) C
 		return nil
 	})
 	g.m.Push()
+	r.Transport = "tcp"
+	if g.cfg.Conn.WSPath != "" {
+		r.Transport = "ws"
+	}
+	if g.cfg.Conn.TLS != nil {
+		r.Transport = map[string]string{"tcp": "tls", "ws": "wss"}[r.Transport]
+		for _, c := range g.conns {
+			if v, cs, ok := c.TLSParams(); ok {
+				r.TLSVersion, r.CipherSuite = v, cs
+				break
+			}
+		}
+	}
 	if r.Failed > 0 && r.Connected > 0 {
 		g.logger.Warnf("%s: %d of %d connections failed; first error: %s", where, r.Failed, len(g.conns), r.FirstErr)
 	}

@@ -101,6 +101,10 @@ func (m *Meter) Time(t connection.Timing, shard int, ns int64) {
 		m.Record(ConnectDuration, shard, ns)
 	case connection.SubackTime:
 		m.Record(SubackDuration, shard, ns)
+	case connection.TLSHandshakeTime:
+		m.Record(TLSHandshakeDuration, shard, ns)
+	case connection.ConnackTime:
+		m.Record(ConnackDuration, shard, ns)
 	}
 }
 

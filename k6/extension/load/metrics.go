@@ -112,12 +112,14 @@ type Hist int
 
 // The histograms, in the order of HistNames.
 const (
-	Latency         Hist = iota // pub-to-sub, from the actual send
-	LatencyIntended             // pub-to-sub, from the intended send (no coordinated omission)
-	SendLag                     // intended → actual send: the generator's own lateness
-	ConnectDuration             // TCP+TLS+CONNECT → CONNACK
-	SubackDuration              // SUBSCRIBE → SUBACK
-	PubackDuration              // PUBLISH → PUBACK (QoS 1) or PUBCOMP (QoS 2)
+	Latency              Hist = iota // pub-to-sub, from the actual send
+	LatencyIntended                  // pub-to-sub, from the intended send (no coordinated omission)
+	SendLag                          // intended → actual send: the generator's own lateness
+	ConnectDuration                  // TCP+TLS+CONNECT → CONNACK
+	SubackDuration                   // SUBSCRIBE → SUBACK
+	PubackDuration                   // PUBLISH → PUBACK (QoS 1) or PUBCOMP (QoS 2)
+	TLSHandshakeDuration             // the TLS handshake alone
+	ConnackDuration                  // CONNECT → CONNACK alone
 	HistKinds
 )
 
@@ -126,6 +128,7 @@ func HistNames() [HistKinds]string {
 	return [HistKinds]string{
 		"mqtt_latency", "mqtt_latency_intended", "mqtt_send_lag",
 		"mqtt_connect_duration", "mqtt_suback_duration", "mqtt_puback_duration",
+		"mqtt_tls_handshake_duration", "mqtt_connack_duration",
 	}
 }
 

@@ -14,7 +14,10 @@ type PublisherConfig struct {
 	GroupConfig
 	QoS         byte
 	Retain      bool
-	PayloadSize int // >= HeaderSize
+	PayloadSize int // >= HeaderSize; a template's steady size when Payload is set
+	// Payload fills each message from a template (nil: the header, then
+	// zero filler).
+	Payload     *PayloadTemplate
 	MaxInflight int // QoS 1/2 window per client, further capped by the broker's receive maximum
 	Topic       Template
 }
@@ -33,6 +36,7 @@ type PublisherGroup struct {
 type pubClient struct {
 	c        *connection.Conn
 	id       uint32
+	clientID string // for payload templates: Conn.ID() takes a lock
 	prefix   []byte
 	seq      atomic.Uint32 // messages sent so far = next sequence number
 	rejected atomic.Int64  // of those, refused by the broker: never delivered, so never expected
@@ -49,7 +53,7 @@ func (r *Run) NewPublisherGroup(env Env, cfg PublisherConfig) (*PublisherGroup, 
 	g.group = r.newGroup(env, "pub", cfg.GroupConfig, cfg.QoS, g)
 	g.clients = make([]*pubClient, len(g.conns))
 	for i, c := range g.conns {
-		pc := &pubClient{c: c, id: uint32(cfg.IDBase + i), g: g}
+		pc := &pubClient{c: c, id: uint32(cfg.IDBase + i), clientID: c.ID(), g: g}
 		t := cfg.Topic.render(tplVars{i: cfg.IDBase + i, clientID: c.ID(), vu: env.VUID, role: "pub"})
 		if t == "" || containsWildcard(t) {
 			g.shutdown(nil)
@@ -67,6 +71,16 @@ func (r *Run) NewPublisherGroup(env Env, cfg PublisherConfig) (*PublisherGroup, 
 	}
 	g.closeOnEnd(g.Close)
 	return g, nil
+}
+
+// fillPayload writes message seq of pc into b: the template's rendering,
+// or the header over zero filler.
+func (g *PublisherGroup) fillPayload(b []byte, pc *pubClient, seq uint32, sentNs, intendedNs int64) {
+	if t := g.pc.Payload; t != nil {
+		t.render(b, pc.clientID, pc.id, seq, sentNs, intendedNs)
+		return
+	}
+	putHeader(b, pc.id, seq, sentNs, intendedNs)
 }
 
 func containsWildcard(t string) bool {
@@ -98,13 +112,14 @@ func (g *PublisherGroup) Close() {
 // Stats returns this group's counts so far.
 func (g *PublisherGroup) Stats() map[string]any {
 	return map[string]any{
-		"clients":    len(g.clients),
-		"connected":  g.connected(),
-		"published":  g.m.Get(Publishes),
-		"failed":     g.m.Get(PublishFailures),
-		"rejected":   g.m.Get(PublishRejected),
-		"missed":     g.m.Get(MissedSends),
-		"reconnects": g.m.Get(Reconnects),
+		"clients":      len(g.clients),
+		"payload_size": g.pc.PayloadSize,
+		"connected":    g.connected(),
+		"published":    g.m.Get(Publishes),
+		"failed":       g.m.Get(PublishFailures),
+		"rejected":     g.m.Get(PublishRejected),
+		"missed":       g.m.Get(MissedSends),
+		"reconnects":   g.m.Get(Reconnects),
 	}
 }
 

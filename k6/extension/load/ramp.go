@@ -19,6 +19,11 @@ type ConnectResult struct {
 	// Probes: the probe messages that check published (QoS 1), so that a
 	// broker's own counters can be reconciled with the load's.
 	Probes int `json:"probes,omitempty"`
+	// Transport: tcp or tls (with its version and cipher suite, from the
+	// first connection that completed a handshake).
+	Transport   string `json:"transport,omitempty"`
+	TLSVersion  string `json:"tls_version,omitempty"`
+	CipherSuite string `json:"cipher_suite,omitempty"`
 }
 
 // openAll runs open(i) for i in [0,n) at most `rate` starts per second (0 =

@@ -71,7 +71,7 @@ func (g *PublisherGroup) resend(pc *pubClient) int64 {
 			pc.c.QueuePubrel(m.pid)
 			continue
 		}
-		putHeader(payload, pc.id, m.seq, m.sent, m.intended)
+		g.fillPayload(payload, pc, m.seq, m.sent, m.intended)
 		pc.c.QueuePublish(dup, g.pc.QoS, m.pid, payload)
 		n++
 	}

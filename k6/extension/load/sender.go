@@ -128,7 +128,7 @@ func (s *sender) send(pc *pubClient, intended int64) sendOutcome {
 	} else {
 		g.m.Add(Publishes, 1)
 	}
-	putHeader(s.payload, pc.id, seq, now, intended)
+	g.fillPayload(s.payload, pc, seq, now, intended)
 	c.QueuePublish(pc.prefix, g.pc.QoS, pid, s.payload)
 	if !pc.dirty {
 		pc.dirty = true

@@ -22,6 +22,9 @@ type SubscriberConfig struct {
 	// AcceptDowngrade measures at whatever QoS the broker grants; without
 	// it a SUBACK granting less than QoS fails Connect.
 	AcceptDowngrade bool
+	// Payload is the publishers' template, which says where their
+	// messages carry the header (nil: binary, at the start).
+	Payload *PayloadTemplate
 }
 
 // SubscriberGroup owns many subscribing connections and accounts for every
@@ -35,6 +38,7 @@ type SubscriberGroup struct {
 	shared   map[string]*sharedSet  // by $share/... filter: each one receiver of the run
 	poller   *connection.Poller
 	accept   bool                  // AcceptDowngrade
+	hdrAt    int                   // where the header is as text (-1: binary at 0)
 	granted  atomic.Int32          // lowest QoS granted so far (3: none yet)
 	refusal  atomic.Pointer[error] // the first thing the broker refused that spoils the measurement
 	expected atomic.Int64
@@ -46,7 +50,10 @@ type SubscriberGroup struct {
 
 // NewSubscriberGroup builds the group's clients; nothing connects yet.
 func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup {
-	g := &SubscriberGroup{qos: cfg.QoS, accept: cfg.AcceptDowngrade}
+	g := &SubscriberGroup{qos: cfg.QoS, accept: cfg.AcceptDowngrade, hdrAt: -1}
+	if cfg.Payload != nil {
+		g.hdrAt = cfg.Payload.HeaderAt()
+	}
 	g.granted.Store(3)
 	if cfg.PollInterval > 0 {
 		// The group's own copy of the connection config carries its poller.
@@ -277,7 +284,7 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 		now = nowNano()
 	}
 	idx := c.Index()
-	h, ok := readHeader(p.Payload, now)
+	h, ok := readPayloadHeader(p.Payload, g.hdrAt, now)
 	if ok && h.pub == probePublisher {
 		g.probes.Add(1)
 		return // a shared-subscription probe (probe.go): not part of the run

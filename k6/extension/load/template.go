@@ -93,3 +93,33 @@ func (t Template) render(v tplVars) string {
 	}
 	return b.String()
 }
+
+// MaxLen is the longest rendering of a client-id template: {i} at the
+// largest publisher id, so that it holds for every client of the test,
+// in every generator process.
+func (t Template) MaxLen() int {
+	digits := func(n int) int { return len(strconv.Itoa(n)) }
+	w := 0
+	for _, p := range t.parts {
+		switch p.key {
+		case "":
+			w += len(p.lit)
+		case "i":
+			switch p.op {
+			case '%':
+				w += digits(p.n - 1)
+			case '/':
+				w += digits(MaxPublisher / p.n)
+			default:
+				w += digits(MaxPublisher)
+			}
+		case "vu":
+			w += 20
+		case "role":
+			w += len("client")
+		case "clientid":
+			w += 256 // not in client ids; bounded anyway
+		}
+	}
+	return w
+}

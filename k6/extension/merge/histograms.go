@@ -19,6 +19,8 @@ func latencyKinds() map[string]string {
 		"connect":                  "mqtt_connect_duration",
 		"suback":                   "mqtt_suback_duration",
 		"puback":                   "mqtt_puback_duration",
+		"tls_handshake":            "mqtt_tls_handshake_duration",
+		"connack":                  "mqtt_connack_duration",
 	}
 }
 

@@ -21,6 +21,7 @@ func readConnConfig(o *opts) *connection.Config {
 		o.fail("url", "%v", err)
 	}
 	cfg.Addr = b.Addr
+	cfg.WSPath, cfg.WSHost = b.WSPath, b.Addr
 	if b.Secure || o.m["tls"] != nil {
 		cfg.TLS = tlsConfig(o, b.Host)
 	}
@@ -138,4 +139,38 @@ func readTags(o *opts) map[string]string {
 		}
 	}
 	return out
+}
+
+// checkTLSFiles validates the scenarios' TLS_CA, TLS_CERT and TLS_KEY (file
+// paths; "" = not given) as the tls option would read them: {} or
+// {ca|cert|key: what is wrong}.
+func checkTLSFiles(ca, cert, key string) map[string]any {
+	out := map[string]any{}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			out["ca"] = err.Error()
+		} else if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			out["ca"] = "holds no PEM certificate"
+		}
+	}
+	if (cert == "") != (key == "") {
+		out["cert"] = "needs TLS_KEY with it (and TLS_KEY needs TLS_CERT)"
+	} else if cert != "" {
+		c, errC := os.ReadFile(cert)
+		k, errK := os.ReadFile(key)
+		if err := errors.Join(errC, errK); err != nil {
+			out["cert"] = err.Error()
+		} else if _, err := tls.X509KeyPair(c, k); err != nil {
+			out["cert"] = "and TLS_KEY are not a PEM certificate and its key: " + err.Error()
+		}
+	}
+	return out
+}
+
+// fileExists tells whether path is a readable regular file: the scenarios'
+// TLS defaults are the stack's generated files where it made them.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -80,7 +80,29 @@ func readPublisherOptions(arg any) (publisherOptions, error) {
 		o.fail("topic", "%v", err)
 	}
 	c.GroupConfig = readGroupConfig(o)
+	if c.Payload = payloadTemplateOption(o); c.Payload != nil {
+		if o.m["payload_size"] != nil {
+			o.fail("payload_size", "is the template's steady size with payload_template: give one of them")
+		}
+		c.PayloadSize = c.Payload.Size(c.ClientID.MaxLen())
+		if c.PayloadSize > maxPayload {
+			o.fail("payload_template", "renders %d bytes, above the limit of %d", c.PayloadSize, maxPayload)
+		}
+	}
 	return p, o.done()
+}
+
+// payloadTemplateOption reads payload_template (nil when not given).
+func payloadTemplateOption(o *opts) *load.PayloadTemplate {
+	s := o.str("payload_template", "")
+	if s == "" {
+		return nil
+	}
+	t, err := load.ParsePayloadTemplate(s)
+	if err != nil {
+		o.fail("payload_template", "%v", err)
+	}
+	return t
 }
 
 // readPhase reads publish()'s options over the group's defaults.
@@ -152,6 +174,7 @@ func readSubscriberConfig(arg any) (load.SubscriberConfig, error) {
 		o.fail("poll_interval", "must be at most 10ms (it bounds how far a message can be timed late), got %v", c.PollInterval)
 	}
 	c.AcceptDowngrade = o.boolean("accept_downgrade", false)
+	c.Payload = payloadTemplateOption(o)
 	c.GroupConfig = readGroupConfig(o)
 	return c, o.done()
 }

@@ -99,7 +99,12 @@ func connected(where, addr string, clients int, r load.ConnectResult) (any, erro
 	if r.Connected == 0 && clients > 0 {
 		return nil, fmt.Errorf("%s.connect: none of %d connections to %s succeeded: %s", where, clients, addr, r.FirstErr)
 	}
-	return map[string]any{"connected": r.Connected, "failed": r.Failed, "seconds": r.Seconds, "first_error": r.FirstErr}, nil
+	out := map[string]any{"connected": r.Connected, "failed": r.Failed, "seconds": r.Seconds, "first_error": r.FirstErr,
+		"transport": r.Transport}
+	if r.TLSVersion != "" {
+		out["tls_version"], out["cipher_suite"] = r.TLSVersion, r.CipherSuite
+	}
+	return out, nil
 }
 
 // Connect opens the connections at connect_rate; resolves {connected, failed, seconds}.

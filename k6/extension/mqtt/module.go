@@ -5,6 +5,7 @@
 package mqtt
 
 import (
+	"fmt"
 	"runtime/debug"
 	"sync"
 
@@ -105,6 +106,26 @@ func parseURL(raw string) map[string]any {
 		return map[string]any{"error": err.Error()}
 	}
 	return map[string]any{"addr": b.Addr, "host": b.Host, "secure": b.Secure}
+}
+
+// payloadTemplate validates a payload_template option for the scenarios'
+// environment checks (PAYLOAD_TEMPLATE): its steady size with client ids
+// of clientID (a client_id template) and where it puts the header, or
+// {error} naming the placeholder.
+func payloadTemplate(raw, clientID string) map[string]any {
+	t, err := load.ParsePayloadTemplate(raw)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	ct, err := load.ParseTemplate(clientID)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	header := "binary, before the template"
+	if t.HeaderAt() >= 0 {
+		header = fmt.Sprintf("text at byte %d", t.HeaderAt())
+	}
+	return map[string]any{"size": t.Size(ct.MaxLen()), "header": header}
 }
 
 // parseLocalAddress validates a local_address option for the scenarios'
