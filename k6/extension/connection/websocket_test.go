@@ -2,7 +2,13 @@ package connection
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"math/big"
 	"net"
 	"strings"
 	"testing"
@@ -95,5 +101,52 @@ func TestWebSocketRefusesTextFrames(t *testing.T) {
 func TestWebSocketUpgradeNeedsTheMQTTSubprotocol(t *testing.T) {
 	if client, _ := wsPair(t, "other"); client != nil {
 		t.Fatal("upgrade succeeded without the mqtt subprotocol")
+	}
+}
+
+// wss://: the upgrade and the frames go over TLS (the TLS handshake first,
+// as handshake() runs it), and the request names the wss URL's host.
+func TestWebSocketOverTLS(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{"broker"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert, _ := x509.ParseCertificate(der)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+
+	c, b := net.Pipe()
+	defer c.Close()
+	defer b.Close()
+	host := make(chan string, 1)
+	go func() {
+		srv := tls.Server(b, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+		u := ws.Upgrader{
+			Protocol: func(p []byte) bool { return string(p) == subprotocol },
+			OnHost:   func(h []byte) error { host <- string(h); return nil },
+		}
+		if _, err := u.Upgrade(srv); err != nil {
+			return
+		}
+		_ = wsutil.WriteServerBinary(srv, []byte{0x20, 0x02, 0x00, 0x00})
+	}()
+	cfg := &Config{TLS: &tls.Config{ServerName: "broker", RootCAs: roots}, WSPath: "/mqtt", WSHost: "broker:8084"}
+	tc := tls.Client(c, cfg.TLS)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wc, err := upgradeWS(ctx, tc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tc.SetDeadline(time.Time{})
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(wc, got); err != nil || string(got) != "\x20\x02\x00\x00" {
+		t.Fatalf("read %x, %v", got, err)
+	}
+	if h := <-host; h != "broker:8084" {
+		t.Fatalf("Host %q", h)
 	}
 }
