@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, loopback_port, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
 
 PORTS = {"TOXIPROXY_PORT": str(loopback_port(18474)), "TOXIPROXY_MQTT_PORT": str(loopback_port(12884))}
 
@@ -64,9 +64,22 @@ def test_a_bad_profile_is_refused_before_anything_starts(tmp_path, profile, mess
 
 
 def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(stack):
-    # The README's command: p50 at least the 80 ms the profile adds.
+    # The README's command: p50 at least the 80 ms the profile adds. Its
+    # latency, not a p99 verdict a busy machine can break, is asserted.
     run_id = f"impair-wan-{time.time_ns()}"
-    r = bench(stack, "--impair", "wan", "-e", "DURATION=20s", "-e", "SCALE=0.2", "-e", f"RUN_ID={run_id}")
+    r = bench(
+        stack,
+        "--impair",
+        "wan",
+        "-e",
+        "DURATION=20s",
+        "-e",
+        "SCALE=0.2",
+        "-e",
+        f"P99_MS={BEHAVIOUR_P99_MS}",
+        "-e",
+        f"RUN_ID={run_id}",
+    )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
@@ -81,8 +94,11 @@ def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(s
         assert net["added_latency_ms"]["pub_to_sub"] == 80
         p50 = res["latency_ms"]["pub_to_sub"]["p50"]
         assert 80 <= p50 < 80 + 40, p50
-        # P99_MS (100) is the broker's share, on top of what the path adds at most.
-        assert res["thresholds"]["mqtt_latency_p99 value<190"] is True
+        # P99_MS is the broker's share, on top of the 90 ms the path adds at
+        # most (latency and jitter both ways): the bound of the threshold and
+        # of the diagnosis, recorded as the run's p99_ms.
+        bound = int(BEHAVIOUR_P99_MS) + 90
+        assert f"mqtt_latency_p99 value<{bound}" in res["thresholds"] and res["parameters"]["p99_ms"] == bound
         report = (ROOT / f"reports/{run_id}/report.md").read_text()
         assert "Network impaired: profile `wan`" in report
         assert "| added by network profile `wan` | 80 |" in report
@@ -118,7 +134,7 @@ def test_a_custom_profile_of_100_ms_each_way_shows_in_the_pub_to_sub_latency(sta
         lat = res["latency_ms"]["pub_to_sub"]
         assert lat["min"] >= 200 and 200 <= lat["p50"] < 240, lat
         # The bound is P99_MS on top of the 200 ms the profile adds.
-        assert "mqtt_latency_p99 value<60200" in res["thresholds"]
+        assert "mqtt_latency_p99 value<60200" in res["thresholds"] and res["parameters"]["p99_ms"] == 60200
     finally:
         cleanup(run_id)
 

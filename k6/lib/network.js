@@ -23,7 +23,7 @@ export const network = read();
 
 // addedMs is the most delay the profile's latency toxics add to a message
 // from publisher to subscriber (each direction's latency and jitter): the
-// p99 threshold judges the broker's share, P99_MS, on top of it.
+// p99 bound is the broker's share, P99_MS, on top of it (params.js).
 export const addedMs = (network ? network.toxics || [] : [])
   .filter((t) => t.type === 'latency')
   .reduce((n, t) => n + (t.attributes.latency || 0) + (t.attributes.jitter || 0), 0);
