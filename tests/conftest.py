@@ -237,13 +237,18 @@ def run_scenario_to_influx(stack, k6_bin, scenario, run_id, results_dir, **env):
 
 @contextlib.contextmanager
 def project_mosquitto(tmp):
-    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its listener
-    moved to a free loopback port (as scripts/stack.sh does), logging to
-    tmp/mosquitto.log; yields (port, log path)."""
+    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its plain
+    listener moved to a free loopback port (as scripts/stack.sh does) and
+    its TLS and WebSocket listeners left out (they need the stack's TLS
+    files; tests/test_tls.py and test_websocket.py run them through
+    scripts/stack.sh), logging to tmp/mosquitto.log; yields (port, log path)."""
     assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
     port = free_port()
     conf = (ROOT / "brokers/mosquitto/mosquitto.conf").read_text()
-    text, n = re.subn(r"^listener .*$", f"listener {port} 127.0.0.1", conf, flags=re.M)
+    tls_and_ws = r"^(listener (8883|8884|8083)|(certfile|keyfile|cafile|require_certificate|protocol) .*)\n"
+    conf, n = re.subn(tls_and_ws, "", conf, flags=re.M)
+    assert n == 10, n
+    text, n = re.subn(r"^listener 1883$", f"listener {port} 127.0.0.1", conf, flags=re.M)
     assert n == 1
     (tmp / "mosquitto.conf").write_text(text)
     log = tmp / "mosquitto.log"
