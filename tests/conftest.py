@@ -235,6 +235,29 @@ def run_scenario_to_influx(stack, k6_bin, scenario, run_id, results_dir, **env):
     )
 
 
+def run_p2p(k6_bin, results_dir, url, **env):
+    """p2p.js against url at SCALE 0.1 for 3 s (300 messages), P99_MS
+    BEHAVIOUR_P99_MS unless env says otherwise; returns (process, the run's
+    result document, or None when it wrote none)."""
+    run_id = f"p2p-{int(time.time() * 1000)}"
+    p, _ = run_k6(
+        k6_bin,
+        ROOT / "k6/scenarios/p2p.js",
+        env={
+            "MQTT_URL": url,
+            "SCALE": "0.1",
+            "DURATION": "3s",
+            "P99_MS": BEHAVIOUR_P99_MS,
+            "RESULTS_DIR": str(results_dir),
+            "RUN_ID": run_id,
+            **env,
+        },
+        timeout=180,
+    )
+    f = Path(results_dir) / f"{run_id}.json"
+    return p, (json.loads(f.read_text()) if f.exists() else None)
+
+
 @contextlib.contextmanager
 def project_mosquitto(tmp):
     """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its plain

@@ -5,36 +5,15 @@ any connection, naming the placeholder."""
 
 import json
 import subprocess
-import time
-from pathlib import Path
 
-from conftest import ROOT, TEST_PORTS, run_k6
+from conftest import ROOT, TEST_PORTS, run_k6, run_p2p
 
 P2P = ROOT / "k6/scenarios/p2p.js"
+
 DEVICE = (
     '{"h":"{header}","device":"{client}","seq":{seq},"ts":{ts_ms},'
     '"temp":{rand:18.0-30.0},"state":"{choice:ok|warn|fail}"}'
 )
-
-
-def run_p2p(k6_bin, stack, tmp_path, **env):
-    run_id = f"tpl-{int(time.time() * 1000)}"
-    p, _ = run_k6(
-        k6_bin,
-        P2P,
-        env={
-            "MQTT_URL": stack.mqtt_url,
-            "SCALE": "0.1",
-            "DURATION": "3s",
-            "P99_MS": "60000",
-            "RESULTS_DIR": str(tmp_path),
-            "RUN_ID": run_id,
-            **env,
-        },
-        timeout=180,
-    )
-    f = Path(tmp_path) / f"{run_id}.json"
-    return p, (json.loads(f.read_text()) if f.exists() else None)
 
 
 def test_json_template_delivers_exactly_with_its_header_inside(stack, k6_bin, tmp_path):
@@ -45,7 +24,7 @@ def test_json_template_delivers_exactly_with_its_header_inside(stack, k6_bin, tm
         stdout=subprocess.PIPE,
         text=True,
     )
-    p, r = run_p2p(k6_bin, stack, tmp_path, PAYLOAD_TEMPLATE=DEVICE, TOPIC_PREFIX="tpl1/")
+    p, r = run_p2p(k6_bin, tmp_path, stack.mqtt_url, PAYLOAD_TEMPLATE=DEVICE, TOPIC_PREFIX="tpl1/")
     out, _ = sub.communicate(timeout=60)
     assert p.returncode == 0, p.stderr[-3000:]
     c = r["counts"]
@@ -66,7 +45,7 @@ def test_json_template_delivers_exactly_with_its_header_inside(stack, k6_bin, tm
 
 
 def test_template_without_header_placeholder_carries_it_binary_first(stack, k6_bin, tmp_path):
-    p, r = run_p2p(k6_bin, stack, tmp_path, PAYLOAD_TEMPLATE='{"seq":{seq},"v":{rand:0-100}}', QOS="1")
+    p, r = run_p2p(k6_bin, tmp_path, stack.mqtt_url, PAYLOAD_TEMPLATE='{"seq":{seq},"v":{rand:0-100}}', QOS="1")
     assert p.returncode == 0, p.stderr[-3000:]
     c = r["counts"]
     assert c["mqtt_receives"] == c["mqtt_publishes"] > 0 and c["mqtt_lost"] == 0

@@ -7,35 +7,16 @@ from CONNECT; a wrong CA stops the run before load, naming TLS_CA."""
 import json
 import subprocess
 import time
-from pathlib import Path
 
-from conftest import ROOT, TEST_PORTS, run_k6
+from conftest import ROOT, TEST_PORTS, run_k6, run_p2p
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 
 
-def run_p2p(k6_bin, stack, tmp_path, url, **env):
-    run_id = f"tls-{int(time.time() * 1000)}"
-    p, _ = run_k6(
-        k6_bin,
-        P2P,
-        env={
-            "MQTT_URL": url,
-            # The user's path: the stack's state directory holds the
-            # generated CA and client certificate the scenarios default to.
-            "MQTTBENCH_STATE": str(stack.state),
-            "SCALE": "0.1",
-            "DURATION": "3s",
-            "P99_MS": "60000",
-            "QOS": "1",
-            "RESULTS_DIR": str(tmp_path),
-            "RUN_ID": run_id,
-            **env,
-        },
-        timeout=180,
-    )
-    f = Path(tmp_path) / f"{run_id}.json"
-    return p, (json.loads(f.read_text()) if f.exists() else None)
+def stack_tls(stack):
+    """QoS 1, and the user's path: the stack's state directory holds the
+    generated CA and client certificate the scenarios default to."""
+    return {"MQTTBENCH_STATE": str(stack.state), "QOS": "1"}
 
 
 def assert_delivered_exactly_over_tls(p, r):
@@ -53,7 +34,7 @@ def assert_delivered_exactly_over_tls(p, r):
 
 def test_p2p_qos1_over_mqtts_delivers_exactly(stack, k6_bin, tmp_path):
     url = f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}"
-    p, r = run_p2p(k6_bin, stack, tmp_path, url)
+    p, r = run_p2p(k6_bin, tmp_path, url, **stack_tls(stack))
     assert_delivered_exactly_over_tls(p, r)
     assert r["parameters"]["tls_ca"] == str(stack.state / "tls/ca.pem")
     # The report names the transport and times the handshake apart.
@@ -71,7 +52,7 @@ def test_p2p_qos1_over_mqtts_delivers_exactly(stack, k6_bin, tmp_path):
 
 def test_p2p_qos1_over_mutual_tls_delivers_exactly(stack, k6_bin, tmp_path):
     url = f"mqtts://127.0.0.1:{TEST_PORTS['MTLS_PORT']}"
-    p, r = run_p2p(k6_bin, stack, tmp_path, url)
+    p, r = run_p2p(k6_bin, tmp_path, url, **stack_tls(stack))
     assert_delivered_exactly_over_tls(p, r)
     assert r["parameters"]["tls_cert"] == str(stack.state / "tls/client.pem")
 
@@ -79,7 +60,7 @@ def test_p2p_qos1_over_mutual_tls_delivers_exactly(stack, k6_bin, tmp_path):
 def test_mutual_tls_without_a_client_certificate_names_tls_cert(stack, k6_bin, tmp_path):
     url = f"mqtts://127.0.0.1:{TEST_PORTS['MTLS_PORT']}"
     p, r = run_p2p(
-        k6_bin, stack, tmp_path, url, MQTTBENCH_STATE=str(tmp_path / "none"), TLS_CA=str(stack.state / "tls/ca.pem")
+        k6_bin, tmp_path, url, QOS="1", MQTTBENCH_STATE=str(tmp_path / "none"), TLS_CA=str(stack.state / "tls/ca.pem")
     )
     assert p.returncode != 0
     want = "no client certificate was given: if this listener asks for one (mutual TLS), give tls.cert and tls.key"
@@ -90,7 +71,7 @@ def test_a_wrong_ca_fails_before_load_naming_tls_ca(stack, k6_bin, tmp_path):
     other = tmp_path / "other-ca"
     subprocess.run(["sh", str(ROOT / "scripts/init/tls.sh"), str(other)], check=True, capture_output=True)
     url = f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}"
-    p, r = run_p2p(k6_bin, stack, tmp_path, url, TLS_CA=str(other / "ca.pem"))
+    p, r = run_p2p(k6_bin, tmp_path, url, **stack_tls(stack), TLS_CA=str(other / "ca.pem"))
     assert p.returncode != 0
     assert "certificate signed by unknown authority" in p.stderr and "TLS_CA" in p.stderr, p.stderr[-3000:]
     assert r is None or r["counts"].get("mqtt_publishes", 0) == 0
