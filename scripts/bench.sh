@@ -60,6 +60,10 @@ if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
   die "unknown scenario '$scenario' (known: ${known[*]%.js})"
 fi
 for kv in "${k6_env[@]}"; do [[ "$kv" == *=* ]] || die "-e takes NAME=VALUE, got '$kv'"; done
+# A TLS scenario (conn-tls-*, mqttbs's name) measures TLS connections: it
+# gets the broker's TLS listener where the others get its plain one.
+tls_scenario=false
+[[ "$scenario" != *-tls-* ]] || tls_scenario=true
 [[ "$instances" =~ ^[1-9][0-9]*$ ]] || die "--instances takes a whole number >= 1, got '$instances'"
 ((instances <= 250)) || die "--instances $instances: at most 250 on one host (one loopback source address each); use several hosts (README: Several generators)"
 # The scenario's VUs cap the instances (MAX_INSTANCES, default 32).
@@ -74,6 +78,7 @@ for kv in "${k6_env[@]}"; do
   [[ "$kv" == MQTT_URL=* ]] && mqtt_host="$(sed -E 's#^[a-z]+://##; s#[:/].*$##' <<<"${kv#MQTT_URL=}")"
 done
 if [[ -n "$impair" ]]; then
+  ! $tls_scenario || die "--impair routes the broker's plain listener through Toxiproxy: $scenario measures TLS connections; impair a plain scenario (conn-tcp-*, p2p, ...)"
   impair_check "$impair"
   for kv in "${k6_env[@]}"; do
     [[ "$kv" != MQTT_URL=* ]] || die "--impair routes the stack's broker through Toxiproxy: leave -e MQTT_URL out (or impair by hand: README, Network impairment)"
@@ -197,6 +202,7 @@ if [[ "$mode" == native ]]; then
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
   url="mqtt://127.0.0.1:$MQTT_PORT"
+  ! $tls_scenario || url="mqtts://127.0.0.1:$MQTTS_PORT"
   if [[ -n "$impair" ]]; then
     impair_traps
     impair_start "$impair" "127.0.0.1:$MQTT_PORT"
@@ -215,6 +221,7 @@ else
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
   impair_env=()
+  ! $tls_scenario || impair_env=(-e "MQTT_URL=mqtts://broker:8883")
   if [[ -n "$impair" ]]; then
     impair_traps
     impair_compose "$impair"
