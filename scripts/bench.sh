@@ -77,6 +77,10 @@ mqtt_host=127.0.0.1
 for kv in "${k6_env[@]}"; do
   [[ "$kv" == MQTT_URL=* ]] && mqtt_host="$(sed -E 's#^[a-z]+://##; s#[:/].*$##' <<<"${kv#MQTT_URL=}")"
 done
+# A storm's cut runs in one instance and times the connections it sees:
+# split over instances it would judge part of the storm as all of it.
+[[ "$scenario" != storm-* ]] || ((instances == 1)) ||
+  die "--instances $instances: $scenario times the reconnection of the connections of the process that cuts them; run it in one process"
 if [[ -n "$impair" ]]; then
   ! $tls_scenario || die "--impair routes the broker's plain listener through Toxiproxy: $scenario measures TLS connections; impair a plain scenario (conn-tcp-*, p2p, ...)"
   impair_check "$impair"

@@ -19,8 +19,9 @@ impair_check() {
 }
 
 # ours PID EXE: PID is still the process we started from EXE (not a pid
-# recycled since).
-ours() { [[ -n "$1" && "$(readlink "/proc/$1/exe" 2>/dev/null)" == "$2" ]]; }
+# recycled since). The kernel names the executable by its resolved path: a
+# relative or symlinked MQTTBENCH_CACHE must compare resolved too.
+ours() { [[ -n "$1" && "$(readlink "/proc/$1/exe" 2>/dev/null)" == "$(readlink -f "$2")" ]]; }
 
 # impair_apply PROFILE LISTEN UPSTREAM: the proxy and its toxics, through
 # impair_api; exports NETWORK (the record, for the result file).

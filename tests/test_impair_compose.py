@@ -10,7 +10,7 @@ import subprocess
 import time
 import urllib.request
 
-from conftest import PORT_OFFSET, ROOT, loopback_port
+from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, ROOT, loopback_port
 from test_compose_e2e import docker_engine  # noqa: F401 (a fixture)
 from test_impair import cleanup
 
@@ -46,6 +46,8 @@ def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine
                 "DURATION=10s",
                 "-e",
                 "SCALE=0.1",
+                "-e",
+                f"P99_MS={BEHAVIOUR_P99_MS}",
                 "-e",
                 f"RUN_ID={run_id}",
             ],

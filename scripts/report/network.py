@@ -36,7 +36,10 @@ def describe(net):
     for e in net.get("events") or []:
         kinds = {t.get("type") for t in e.get("toxics", [])}
         what = ", ".join(sorted(kinds))
-        parts.append(f"At {e.get('at_s'):g} s after k6 started: {what} both ways for {e.get('for_s'):g} s.")
+        parts.append(
+            f"At {e.get('at_s'):g} s after the proxy was set (just before k6 started): {what} both ways "
+            f"for {e.get('for_s'):g} s."
+        )
     added = (net.get("added_latency_ms") or {}).get("pub_to_sub")
     if added is not None:
         parts.append(f"Added pub-to-sub delay: {added} ms (up then down).")
