@@ -143,3 +143,18 @@ def test_compare_columns_name_the_transport_when_a_run_was_not_plain_tcp():
     both = [tcp, tls, ws]
     assert [header(b, both) for b in both] == ["m-tcp (TCP)", "m-tls (TLS 1.3)", "m-ws (WebSocket)"]
     assert header(tcp, [tcp]) == "m-tcp"  # all over TCP: the names alone, as before
+
+
+def test_a_missing_certificate_is_issued_again_by_the_ca_clients_were_given(tmp_path):
+    tls = tmp_path / "tls"
+    subprocess.run(["sh", str(ROOT / "scripts/init/tls.sh"), str(tls)], check=True, capture_output=True)
+    ca = (tls / "ca.pem").read_text()
+    (tls / "client.pem").unlink()
+    subprocess.run(["sh", str(ROOT / "scripts/init/tls.sh"), str(tls)], check=True, capture_output=True)
+    assert (tls / "ca.pem").read_text() == ca
+    v = subprocess.run(
+        ["openssl", "verify", "-CAfile", str(tls / "ca.pem"), str(tls / "client.pem"), str(tls / "server.pem")],
+        capture_output=True,
+        text=True,
+    )
+    assert v.returncode == 0, v.stdout + v.stderr

@@ -24,9 +24,14 @@ trap 'rm -rf "$tmp"' EXIT
 san="IP:127.0.0.1,DNS:localhost"
 for name in "$@"; do san="$san,DNS:$name"; done
 days=3650
-openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days "$days" -subj "/CN=mqtt-bench CA" \
-  -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-  -keyout "$tmp/ca.key" -out "$tmp/ca.pem" 2>/dev/null
+if [ -s "$dir/ca.pem" ] && [ -s "$dir/ca.key" ]; then
+  # A certificate is missing, not the CA: the CA clients were given stays.
+  cp "$dir/ca.pem" "$dir/ca.key" "$tmp/"
+else
+  openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days "$days" -subj "/CN=mqtt-bench CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$tmp/ca.key" -out "$tmp/ca.pem" 2>/dev/null
+fi
 # issue NAME CN EXTENSIONS: a key and a certificate signed by the CA.
 issue() {
   openssl req -newkey rsa:2048 -sha256 -nodes -subj "/CN=$2" -keyout "$tmp/$1.key" -out "$tmp/$1.csr" 2>/dev/null
