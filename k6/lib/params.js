@@ -95,7 +95,9 @@ export const KNOWN = TABLE.map(([name]) => name);
 // What a scenario leaves unread of the variables a user set: [variable,
 // why(p, flows, d)], why being the reason it is ignored here, or false.
 const publishes = (flows) => flows.some((f) => f.publishers > 0);
-const tlsUrl = (p) => [p.url, p.url_b].some((u) => u && /^(mqtts|ssl|tls|wss):/.test(u));
+// isTLS: the URL's scheme is one the extension speaks TLS on.
+export const isTLS = (url) => /^(mqtts|ssl|tls|wss):/.test(url || '');
+const tlsUrl = (p) => [p.url, p.url_b].some(isTLS);
 const UNUSED = [
   ...['TLS_CA', 'TLS_CERT', 'TLS_KEY', 'TLS_SERVER_NAME'].map((v) => [v, (p) => !tlsUrl(p) &&
     'MQTT_URL is not a TLS URL (mqtts://, wss://)']),

@@ -5,7 +5,7 @@ import { Gauge } from 'k6/metrics';
 import mqtt from 'k6/x/mqtt';
 import internal from 'k6/x/mqtt/internal';
 import * as env from './env.js';
-import { plan } from './params.js';
+import { isTLS, plan } from './params.js';
 
 const stepRate = new Gauge('mqtt_step_rate'); // step boundaries, for annotations
 
@@ -15,7 +15,7 @@ function common(p, url, f) {
   const c = { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
     connect_rate: p.connect_rate * p.connect_share, connect_timeout: '30s', flow: f.name };
   if (p.local_address) c.local_address = p.local_address;
-  if (/^(mqtts|ssl|tls|wss):/.test(url)) c.tls = tlsOptions(p);
+  if (isTLS(url)) c.tls = tlsOptions(p);
   return c;
 }
 

@@ -205,8 +205,15 @@ def connections(run):
 
 
 # What each URL scheme carries MQTT over.
-TRANSPORTS = {"mqtt": "TCP", "tcp": "TCP", "mqtts": "TLS", "ssl": "TLS", "tls": "TLS", "ws": "WebSocket"}
-TRANSPORTS["wss"] = "WebSocket over TLS"
+TRANSPORTS = {
+    "mqtt": "TCP",
+    "tcp": "TCP",
+    "mqtts": "TLS",
+    "ssl": "TLS",
+    "tls": "TLS",
+    "ws": "WebSocket",
+    "wss": "WebSocket over TLS",
+}
 
 
 def transport(run):
