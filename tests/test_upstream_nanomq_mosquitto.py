@@ -247,6 +247,8 @@ MOSQUITTO_OPTIONS = {
     "max_queued_bytes", "set_tcp_nodelay", "persistence", "log_dest", "log_type", "connection_messages",
     "connection", "address", "topic", "try_private", "cleansession", "bridge_protocol_version",
     "bridge_max_packet_size",
+    # The TLS and WebSocket listeners' (Debian's 2.0.11 runs them: tests/test_tls.py, test_websocket.py).
+    "cafile", "certfile", "keyfile", "require_certificate", "protocol",
 }  # fmt: skip
 # src/conf.c config__init.
 MOSQUITTO_DEFAULTS = {
