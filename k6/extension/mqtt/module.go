@@ -27,6 +27,10 @@ type (
 		run    *load.Run
 		notes  *noteStore
 		tuneGC sync.Once
+		// The cgroup's CPU quota periods when the test began (its counters
+		// cover the cgroup's life): the run's are what it adds.
+		quotaAtStart quotaPeriods
+		quotaKnown   bool
 	}
 	// ModuleInstance is the per-VU module instance.
 	ModuleInstance struct {
@@ -42,7 +46,9 @@ var (
 
 // New returns the root module of a test.
 func New() *RootModule {
-	return &RootModule{run: load.NewRun(), notes: &noteStore{m: map[string]any{}}}
+	r := &RootModule{run: load.NewRun(), notes: &noteStore{m: map[string]any{}}}
+	r.quotaAtStart, r.quotaKnown = cpuQuotaPeriods()
+	return r
 }
 
 // NewModuleInstance registers the metrics (init context) and returns the VU's instance.
@@ -78,8 +84,13 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 // histograms and every counter. Meant for handleSummary.
 func (mi *ModuleInstance) stats() map[string]any {
 	run := mi.root.run
+	process := processUsage()
+	if now, ok := cpuQuotaPeriods(); ok && mi.root.quotaKnown && process != nil {
+		process["cpu_quota_periods"] = now.periods - mi.root.quotaAtStart.periods
+		process["cpu_quota_throttled"] = now.throttled - mi.root.quotaAtStart.throttled
+	}
 	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": run.Counters(),
-		"process": processUsage()}
+		"process": process}
 	for name, s := range run.Totals() {
 		out[name] = s
 	}

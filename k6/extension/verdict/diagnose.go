@@ -48,6 +48,10 @@ func generatorShort(e *Evidence, stalls string) (string, string) {
 		"full inflight window%s; %s.", pct(e.AchievedRatio), e.Missed-e.MissedWindow, also, sends(e))
 }
 
+func throttled(e *Evidence) bool {
+	return e.GeneratorThrottledShare != nil && *e.GeneratorThrottledShare >= GeneratorThrottled
+}
+
 func latencyFailed(d *Doc) bool {
 	for k, ok := range d.Thresholds {
 		if !ok && strings.HasPrefix(k, "mqtt_latency_p99") {
@@ -133,6 +137,13 @@ func judge(d *Doc, e *Evidence) (string, string) {
 		return CauseBrokerOrdering, o.Text + "; the run asked for strict order (STRICT_ORDER=true)."
 	}
 	short := e.AchievedRatio != nil && *e.AchievedRatio < RateReached
+	if throttled(e) && (short || e.Missed > 0 || e.WindowFull > 0 || latencyFailed(d)) {
+		return CauseGenerator, fmt.Sprintf("The generator was held back by its CPU quota: its cgroup throttled it "+
+			"in %s of the quota's periods it ran in (cpu.stat), so it read acknowledgements and sent late whatever "+
+			"the broker did: %s of the target rate went out, inflight window full %.0f times, PUBACK p99 %s ms; %s. "+
+			"Give it more CPU (its container's or pod's limit) or more generator processes.",
+			pct(e.GeneratorThrottledShare), pct(e.AchievedRatio), e.WindowFull, num(e.PubackP99Ms), sends(e))
+	}
 	if e.MissedWindow > 0 || (e.WindowFull > 0 && (short || e.PublishFailures > 0)) {
 		return CauseBrokerSlowAcks, fmt.Sprintf("The broker held back acknowledgements: the inflight window was full "+
 			"%.0f times (%.0f messages waited longer than max_lag and were never sent) and PUBACK p99 was %s ms: "+

@@ -46,6 +46,10 @@ type Outage struct {
 type Generator struct {
 	CPUUserS   *float64 `json:"cpu_user_s"`
 	CPUSystemS float64  `json:"cpu_system_s"`
+	// Its cgroup's CPU quota periods in which it ran, and those in which
+	// the quota throttled it (absent: no quota to read).
+	CPUQuotaPeriods   float64 `json:"cpu_quota_periods"`
+	CPUQuotaThrottled float64 `json:"cpu_quota_throttled"`
 }
 
 // Host is the generator's host.

@@ -42,7 +42,10 @@ type Evidence struct {
 	Cores             *float64 `json:"cores"`
 	// The generator's CPU as a share of all the host's cores over the run.
 	GeneratorCPUShare *float64 `json:"generator_cpu_share"`
-	WithoutSamples    []string `json:"without_samples"`
+	// The share of its cgroup's CPU quota periods in which the quota held
+	// the generator back (nil: it ran in none).
+	GeneratorThrottledShare *float64 `json:"generator_throttled_share"`
+	WithoutSamples          []string `json:"without_samples"`
 }
 
 func round(x float64, digits int) *float64 {
@@ -125,6 +128,9 @@ func Gather(d *Doc) Evidence {
 		e.GeneratorCPUS = round(cpu, 1)
 		if e.WallS != nil && e.Cores != nil {
 			e.GeneratorCPUShare = round(cpu / *d.DurationS / *e.Cores, 3)
+		}
+		if g.CPUQuotaPeriods > 0 {
+			e.GeneratorThrottledShare = round(g.CPUQuotaThrottled/g.CPUQuotaPeriods, 3)
 		}
 	}
 	return e

@@ -11,6 +11,12 @@ package verdict
 // schedule to count as reached (mqtt_rate_shortfalls counts the others).
 const RateReached = 0.95
 
+// GeneratorThrottled is the share of its cgroup's CPU quota periods in which
+// the quota may hold the generator back before the generator, not the
+// broker, is named for slow acks, late sends or latency: a generator
+// starved of CPU reads acks late and sends late, whatever the broker does.
+const GeneratorThrottled = 0.05
+
 // The causes a diagnosis names, in the order they are weighed: a run whose
 // broker went away is never put down to the generator, and the generator
 // is named only for its own late sends or saturated CPU.
@@ -43,12 +49,15 @@ const OrderingSpec = "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message o
 
 // Policy is what a result records of the rules it was judged by.
 type Policy struct {
-	RateReached  float64  `json:"rate_reached"`
-	Causes       []string `json:"causes"`
-	OrderingSpec string   `json:"ordering_spec"`
+	RateReached float64 `json:"rate_reached"`
+	// GeneratorThrottled: the share of its quota periods its CPU quota may hold the generator back in.
+	GeneratorThrottled float64  `json:"generator_throttled"`
+	Causes             []string `json:"causes"`
+	OrderingSpec       string   `json:"ordering_spec"`
 }
 
 // Current is the policy of this build.
 func Current() Policy {
-	return Policy{RateReached: RateReached, Causes: Causes, OrderingSpec: OrderingSpec}
+	return Policy{RateReached: RateReached, GeneratorThrottled: GeneratorThrottled, Causes: Causes,
+		OrderingSpec: OrderingSpec}
 }

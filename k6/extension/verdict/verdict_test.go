@@ -135,3 +135,29 @@ func TestABrokerThatRefusesEveryConnectIsARefusalNotUnreachable(t *testing.T) {
 		t.Fatalf("got %s: %s", g.Cause, g.Text)
 	}
 }
+
+// A full inflight window with PUBACKs 3 s late: the broker's slow acks,
+// unless the generator's CPU quota held it back for much of the run, so
+// that it read the acks late itself.
+func TestAGeneratorHeldBackByItsCPUQuotaIsNamedForSlowAcks(t *testing.T) {
+	run := func(throttled string) Diagnosis {
+		return Diagnose(doc(t, `{"parameters": {"qos": 1, "p99_ms": 50},
+		 "flows": [{"publishers": 20, "subscribers": 20, "fanout": 1, "subTopics": "test/{i}"}],
+		 "host": {"cpus": 2}, "duration_s": 10,
+		 "generator": {"cpu_user_s": 0.1, "cpu_system_s": 0.1`+throttled+`},
+		 "steps": [{"target_rate": 5000, "achieved_rate": 1000, "missed_window": 40000, "window_full": 47}],
+		 "counts": {"mqtt_connects": 40, "mqtt_publishes": 10000, "mqtt_receives": 10000, "mqtt_missed_sends": 40000},
+		 "latency_ms": {"puback": {"count": 10000, "p99": 3098.6}}, "passed": false,
+		 "thresholds": {"mqtt_missed_sends count==0": false}}`))
+	}
+	if g := run(""); g.Cause != CauseBrokerSlowAcks {
+		t.Fatalf("no quota: got %s: %s", g.Cause, g.Text)
+	}
+	if g := run(`, "cpu_quota_periods": 100, "cpu_quota_throttled": 2`); g.Cause != CauseBrokerSlowAcks {
+		t.Fatalf("throttled in 2%% of its periods: got %s: %s", g.Cause, g.Text)
+	}
+	g := run(`, "cpu_quota_periods": 100, "cpu_quota_throttled": 95`)
+	if g.Cause != CauseGenerator || !strings.Contains(g.Text, "throttled it in 95.0% of the quota's periods") {
+		t.Fatalf("throttled in 95%% of its periods: got %s: %s", g.Cause, g.Text)
+	}
+}
