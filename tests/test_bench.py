@@ -124,8 +124,10 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
         assert 0 < t["latency_p50_ms"] <= t["latency_p99_ms"], t
     # The docs page it writes carries the same figures, with date, machine and command.
     text = page.read_text()
-    command = f"- command: `scripts/bench-extension.py --quick --url {stack.mqtt_url} --docs {page}`"
-    for line in ("- date: ", "- machine: ", command, "RSS per idle connection"):
+    # The command that reproduces it: the transports' URLs are the stack's (MQTTS_PORT, WS_PORT).
+    tls, ws = f"mqtts://127.0.0.1:{stack.env['MQTTS_PORT']}", f"ws://127.0.0.1:{stack.env['WS_PORT']}/mqtt"
+    command = f"- command: `scripts/bench-extension.py --quick --url {stack.mqtt_url} --tls-url {tls} --ws-url {ws}"
+    for line in ("- date: ", "- machine: ", command, f"--docs {page}`", "RSS per idle connection"):
         assert line in text, text
     assert f"{figures['throughput'][0]['delivered']:,}" in text
     assert 0 < figures["idle"]["kb_per_connection"] < 20
