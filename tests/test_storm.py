@@ -105,8 +105,11 @@ def test_a_restart_of_a_broker_without_persistence_reports_the_loss_exactly(k6_b
     c, d = res["counts"], res["delivery"]["p2p"]
     assert res["outages"] and res["outages"][0]["max_down"] == 100, res["outages"]
     # The loss, exactly: every message sent is either received once or lost.
+    # A message in flight at the kill was sent but never acknowledged: it is
+    # in sent and a failed publish, not in mqtt_publishes.
     assert c["mqtt_lost"] > 0 and d["lost"] == c["mqtt_lost"], (c, d)
-    assert c["mqtt_publishes"] == d["unique"] + c["mqtt_lost"], (c, d)
+    assert d["sent"] == d["unique"] + c["mqtt_lost"], (c, d)
+    assert c["mqtt_publishes"] <= d["sent"] <= c["mqtt_publishes"] + c["mqtt_publish_failures"], (c, d)
     assert c["mqtt_receives"] == d["unique"] + c["mqtt_duplicates"], (c, d)
     assert res["thresholds"]["mqtt_lost count==0"] is False
     assert f"{c['mqtt_lost']} lost" in out
