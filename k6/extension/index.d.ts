@@ -140,6 +140,14 @@ export declare interface PublisherGroupOptions extends GroupOptions {
   batch_interval?: Duration;
   /** Default max_lag of publish(). Default "1s". */
   max_lag?: Duration;
+  /**
+   * At QoS 1 and 2, the acks of plain-TCP connections are read by one poller
+   * per group (as a SubscriberGroup's messages are), which writes the PUBRELs
+   * of each socket it read at once; acks are timed by the kernel's receive
+   * time. Default "100us"; at most "10ms"; 0: a reader goroutine per
+   * connection (as TLS connections always have).
+   */
+  poll_interval?: Duration;
 }
 
 export declare interface SubscriberGroupOptions extends GroupOptions {

@@ -38,12 +38,13 @@ type Conn struct {
 	closed  bool
 	waiters map[uint16]chan AckResult
 	nextPID uint16
-	inQoS2  map[uint16]struct{}  // inbound QoS 2 ids awaiting PUBREL
+	inQoS2  pidSet               // inbound QoS 2 ids awaiting PUBREL
 	subs    []codec.Subscription // re-subscribed after a reconnect
 	granted []byte               // the SUBACK code of each of subs
 	quit    chan struct{}        // closed by Close(): stops reconnecting
 	bg      sync.WaitGroup       // the reader (and its reconnect loop)
 
+	nwaiters   atomic.Int32  // len(waiters): an ack no Request waits for takes no lock for it
 	recvMax    atomic.Uint32 // broker's receive maximum
 	sharedSubs atomic.Int32  // CONNACK's Shared Subscription Available; -1: not announced
 	keepAlive  atomic.Uint32 // effective keep-alive (the broker may override it)
@@ -121,7 +122,7 @@ func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
 		// A new session: no inbound QoS 2 message of the old one comes
 		// again, and its packet ids may carry new messages, which the
 		// exactly-once check would otherwise swallow.
-		c.inQoS2 = nil
+		c.inQoS2.reset()
 	}
 	c.wdeadline = 0               // a new socket has none
 	c.attachedAt.Store(nowNano()) // before up: whoever sees up writes after it

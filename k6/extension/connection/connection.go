@@ -58,8 +58,9 @@ type Handler interface {
 	OnPublish(c *Conn, p *codec.Publish, recvNs int64)
 	// OnAck gets every PUBACK, PUBREC and PUBCOMP that no Request waits for
 	// (after a PUBREC that accepted the message, PUBREL is already queued):
-	// the owner knows which QoS each packet id was sent at.
-	OnAck(c *Conn, a codec.Ack)
+	// the owner knows which QoS each packet id was sent at. recvNs is as
+	// for OnPublish.
+	OnAck(c *Conn, a codec.Ack, recvNs int64)
 	OnConnect(c *Conn, reconnect bool)
 	OnConnectionLost(c *Conn, err error)
 }

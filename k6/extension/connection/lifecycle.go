@@ -24,6 +24,7 @@ func (c *Conn) lost(nc wire, err error) {
 		delete(c.waiters, pid)
 		close(ch)
 	}
+	c.nwaiters.Store(0)
 	c.mu.Unlock()
 	_ = nc.Close()
 	stalled := c.stalled.Swap(false)
