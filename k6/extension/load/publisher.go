@@ -19,7 +19,8 @@ type PublisherConfig struct {
 	MaxInflight int // QoS 1/2 window per client, further capped by the broker's receive maximum
 	Topic       Template
 	// PollInterval: the acks of the group's plain-TCP connections are read
-	// by one poller (as a subscriber group's messages are); 0 gives each
+	// by one poller (as a subscriber group's messages are), which looks
+	// every interval at QoS 1 and at once at QoS 2; 0 gives each
 	// connection a reader goroutine.
 	PollInterval time.Duration
 }
@@ -56,8 +57,16 @@ func (r *Run) NewPublisherGroup(env Env, cfg PublisherConfig) (*PublisherGroup, 
 		// A reader goroutine per connection woke once per ack (twice per
 		// QoS 2 message): the poller reads every socket that became
 		// readable in one wake-up and writes each one's PUBRELs at once.
+		// Nothing waits for a PUBACK (it is timed at its kernel receive
+		// time), so QoS 1 acks wait for the interval's look; a QoS 2
+		// message is delivered when its PUBREL reaches the broker, so
+		// PUBRECs are read as they come.
 		conn := *cfg.Conn
-		g.poller = connection.NewPoller(cfg.PollInterval)
+		if cfg.QoS == 1 {
+			g.poller = connection.NewPoller(cfg.PollInterval)
+		} else {
+			g.poller = connection.NewPromptPoller()
+		}
 		conn.Poller = g.poller
 		cfg.GroupConfig.Conn = &conn
 	}
