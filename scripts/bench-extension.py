@@ -2,14 +2,23 @@
 """Benchmark of the k6 MQTT extension as a load generator:
 
   delivered messages per generator CPU-second (p2p, 16-byte payload, QoS 0 and 1),
+  the QoS section: QoS 0/1/2 x 16 B/4 KB at 10,000 delivered msg/s, p2p (--full:
+    also fan-in and fan-out), delivered per CPU-second, RSS, the ratios to QoS 0,
+    and pub-to-sub latency at 1,000 msg/s (scripts/bench_qos.py),
+  the transports section (scripts/bench_transports.py),
   generator RSS per idle connection at 10,000 connections,
   generator RSS after 1M and after 10M messages.
 
 The k6 process is measured from outside (/proc), against the broker of the
 native stack (scripts/stack.sh up). Prints its figures; writes them as JSON
 with --json, and as the page docs/benchmarks.md (date, machine, command)
-with --docs. --k6 measures another k6 build (a before/after comparison).
-Usage: scripts/bench-extension.py [--quick] [--json FILE] [--docs FILE] [--k6 PATH]
+with --docs. --k6 measures another k6 build; --before K6 measures an earlier
+build too in the QoS section, run for run alternately, so that a busy machine
+skews both alike. --profile takes CPU profiles (k6's pprof endpoint) of the
+p2p 16 B runs. --qos-only and --transports-only measure one section and
+replace it in the --docs page, keeping the rest.
+Usage: scripts/bench-extension.py [--quick] [--full] [--before K6] [--profile]
+         [--qos-only | --transports-only] [--json FILE] [--docs FILE] [--k6 PATH]
 """
 
 import argparse
@@ -17,13 +26,19 @@ import json
 import os
 import platform
 import resource
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+from bench_extension_page import benchmarks_page  # noqa: E402
+from bench_qos import qos, qos_section, splice_qos  # noqa: E402
 from bench_transports import splice_transports, transports, transports_section  # noqa: E402
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
@@ -35,10 +50,16 @@ def k6_bin():
     return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; k6_bin"], text=True).strip()
 
 
-def k6_version():
+def k6_version(k6=None):
     """The measured build, as `k6 version` names it (k6 and extension versions)."""
-    out = subprocess.run([k6_bin(), "version"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([k6 or k6_bin(), "version"], capture_output=True, text=True, check=True).stdout
     return " ".join(out.split())
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def proc_cpu(pid):
@@ -54,68 +75,92 @@ def proc_rss_kb(pid):
     return 0
 
 
-def run(env, on_mark=None):
-    """Runs the bench script; on_mark(name, pid) at each MARK line. Returns
-    (cpu seconds of the whole k6 process, marks dict, RESULT json, wall)."""
+def fetch_profile(port, seconds, out):
+    """A CPU profile of k6 over the next `seconds` (k6's --profiling-enabled endpoint)."""
+    url = f"http://127.0.0.1:{port}/debug/pprof/profile?seconds={seconds}"
+    with urllib.request.urlopen(url, timeout=seconds + 30) as r:  # noqa: S310 (loopback, our own k6)
+        Path(out).write_bytes(r.read())
+
+
+def run(env, k6=None, profile=None):
+    """Runs the bench script (k6: that build); profile: a file to write a CPU
+    profile of the publish phase to. Returns (marks dict, RESULT json, wall)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 10K connections
+    port = free_port() if profile else None
+    api = ["--address", f"127.0.0.1:{port}", "--profiling-enabled"] if profile else ["--address", ""]
     args = [
-        k6_bin(),
+        k6 or k6_bin(),
         "run",
         "--quiet",
         "--no-color",
-        "--address",
-        "",
+        *api,
         "--no-summary",
         str(ROOT / "k6/bench/extension.js"),
     ]
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", **env)
     t0 = time.time()
     p = subprocess.Popen(args, env=e, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    marks, result = {}, None
+    marks, result, profiler = {}, None, None
     for line in p.stderr:
         if "MARK " in line:
             name = line.split("MARK ", 1)[1].split('"')[0].strip()
             marks[name] = {"t": time.time(), "cpu": proc_cpu(p.pid), "rss_kb": proc_rss_kb(p.pid)}
+            if name == "publish-start" and profile:
+                # The publishing phase, less a second at either end.
+                profiler = threading.Thread(target=fetch_profile, args=(port, max(1, int(env["SECONDS"]) - 2), profile))
+                time.sleep(1)
+                profiler.start()
         elif "RESULT " in line:
             raw = line.split("RESULT ", 1)[1].rsplit('" source=', 1)[0]
             result = json.loads(raw.encode().decode("unicode_escape"))
         elif "level=error" in line or "level=warning" in line:
             sys.stderr.write(line)
     p.wait()
+    if profiler:
+        profiler.join()
     if p.returncode != 0:
         raise SystemExit(f"k6 failed with exit code {p.returncode}")
     return marks, result, time.time() - t0
 
 
-def throughput(qos, rate, seconds, clients, poll=None, template=None, url=None, transport="TCP"):
-    """poll: the subscribers' poll_interval; "0" reads with a goroutine per
-    connection. template: a PAYLOAD_TEMPLATE instead of 16-byte filler.
-    url: another listener of the broker (TLS, WebSocket), named transport."""
+def throughput(
+    qos, rate, seconds, clients, poll=None, template=None, url=None, transport="TCP", **more
+):  # fmt: skip
+    """rate: messages delivered per second. poll: the groups' poll_interval;
+    "0" reads with a goroutine per connection. template: a PAYLOAD_TEMPLATE
+    instead of filler. url: another listener of the broker (TLS, WebSocket),
+    named transport. more: payload (bytes, 16), topology (p2p, fan-in,
+    fan-out), k6 (another build), profile (a file for a CPU profile)."""
+    payload, topology = more.get("payload", 16), more.get("topology", "p2p")
     env = {"MODE": "throughput", "QOS": str(qos), "RATE": str(rate), "SECONDS": str(seconds), "CLIENTS": str(clients)}
+    env |= {"PAYLOAD": str(payload), "TOPOLOGY": topology}
     if url:
         env["MQTT_URL"] = url
     if poll is not None:
         env["POLL_INTERVAL"] = poll
     if template:
         env["PAYLOAD_TEMPLATE"] = template
-    marks, r, _ = run(env)
+    marks, r, _ = run(env, more.get("k6"), more.get("profile"))
     cpu = marks["publish-end"]["cpu"] - marks["publish-start"]["cpu"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
     delivered = r["subscribe"]["unique"]
     return {
         "qos": qos,
+        "topology": topology,
         "target_rate": rate,
         "clients": clients,
         "reader": "goroutines" if poll == "0" or transport != "TCP" else "poller",
         "transport": transport,
         "payload": f"JSON template, {r['payload']} B" if template else f"{r['payload']} B",
+        "payload_bytes": r["payload"],
         "seconds": round(wall, 2),
         "delivered": delivered,
         "lost": r["subscribe"]["lost"],
         "achieved_rate": round(r["publish"]["achieved_rate"]),
         "generator_cpu_seconds": round(cpu, 2),
         "delivered_per_cpu_second": round(delivered / cpu) if cpu else None,
+        "rss_mb": round(marks["publish-end"]["rss_kb"] / 1024, 1),
         # Pub-to-sub latency of the run: whether the broker kept up at this rate.
         "latency_p50_ms": r["latency"]["p50"],
         "latency_p99_ms": r["latency"]["p99"],
@@ -144,63 +189,6 @@ def soak(rate):
     }
 
 
-def machine():
-    """What the figures were measured on: they move with the CPU."""
-    model = ""
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
-    return f"{os.cpu_count()} cores ({model}), {mem_kb / 1048576:.0f} GiB, Linux {platform.release()}"
-
-
-def benchmarks_page(out, command):
-    """docs/benchmarks.md: the figures of one run of this script."""
-    rows = [
-        f"| QoS {t['qos']}, {t['target_rate']:,} msg/s target, {t['reader']} | {t['achieved_rate']:,} | "
-        f"{t['delivered']:,} | {t['lost']} | {t['delivered_per_cpu_second'] or 0:,} | "
-        f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
-        for t in out["throughput"]
-    ]
-    i = out["idle"]
-    lines = [
-        "# Benchmarks of the load generator",
-        "",
-        "Written by `scripts/bench-extension.py --docs docs/benchmarks.md` (with the native stack up:",
-        "`scripts/stack.sh up`); rerun it to refresh this page. Generator and broker share the machine.",
-        "",
-        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- machine: {machine()}",
-        f"- command: `{command}`",
-        f"- k6: `{out.get('k6', 'this checkout')}`",
-        "",
-        "## Delivered messages per generator CPU-second",
-        "",
-        "p2p through Mosquitto on loopback: 100 publishers, 100 subscribers, 16-byte payloads. The CPU is",
-        "the k6 process's (utime + stime) while it publishes and drains. The latency shows whether the",
-        "broker kept up at that rate; where it did not, its sends pile up and each read takes several",
-        "messages, which makes the generator look cheaper.",
-        "",
-        "| run | achieved msg/s | delivered | lost | delivered per CPU-second | latency p50 / p99 ms |",
-        "|---|---|---|---|---|---|",
-        *rows,
-        "",
-        *transports_section(out["transports"], command),
-        "## Memory",
-        "",
-        f"- RSS per idle connection: **{i['kb_per_connection']} KB** at {i['connections']:,} connections "
-        f"({i['rss_before_mb']} → {i['rss_after_mb']} MB).",
-    ]
-    if "soak" in out:
-        s = out["soak"]
-        lines.append(
-            f"- RSS growth from 1M to 10M messages (QoS 0, 100K msg/s): **{s['growth_percent']}%** "
-            f"({s['rss_after_1M_mb']} → {s['rss_after_10M_mb']} MB)."
-        )
-    return "\n".join(lines) + "\n"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default=f"mqtt://127.0.0.1:{os.environ.get('MQTT_PORT', '1883')}")
@@ -212,11 +200,16 @@ def main():
         help="the CA of the broker's TLS listener (default: the native stack's)",
     )
     ap.add_argument("--quick", action="store_true", help="short runs (smoke check of this script)")
-    ap.add_argument(
-        "--transports-only",
-        action="store_true",
-        help="measure only the transports section and replace it in the --docs page, keeping the rest",
-    )
+    ap.add_argument("--full", action="store_true", help="the whole QoS matrix: fan-in and fan-out too")
+    ap.add_argument("--before", help="an earlier k6 build to compare with in the QoS section")
+    ap.add_argument("--profile", action="store_true", help="CPU profiles of the p2p 16 B runs (needs go)")
+    only = ap.add_mutually_exclusive_group()
+    for section in ("qos", "transports"):
+        only.add_argument(
+            f"--{section}-only",
+            action="store_true",
+            help=f"measure only the {section} section and replace it in the --docs page, keeping the rest",
+        )
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--docs", help="write the figures as a Markdown page here (docs/benchmarks.md)")
     ap.add_argument("--k6", help="the k6 binary to measure (default: this checkout's build)")
@@ -226,8 +219,14 @@ def main():
     os.environ["MQTT_URL"] = a.url
     os.environ["TLS_CA"] = a.tls_ca
     secs = 3 if a.quick else 20
+    builds = {"after": k6_bin()}
+    if a.before:
+        builds = {"before": a.before, **builds}
+    profiles = tempfile.mkdtemp(prefix="bench-extension-") if a.profile else None
     if a.transports_only:
         out = {"k6": k6_version(), "throughput": [], "transports": transports(throughput, a, secs)}
+    elif a.qos_only:
+        out = {"k6": k6_version(), "throughput": [], "qos": qos(throughput, a, secs, builds, profiles)}
     else:
         out = {
             "host": {"cpus": os.cpu_count(), "kernel": platform.release()},
@@ -239,39 +238,58 @@ def main():
                 throughput(1, 50000, secs, 100),
                 throughput(0, 100000, secs, 100, poll="0"),
             ],
+            "qos": qos(throughput, a, secs, builds, profiles),
             "idle": idle(1000 if a.quick else 10000),
             "transports": transports(throughput, a, secs),
         }
         if not a.quick:
             out["soak"] = soak(100000)
+    if a.before and "qos" in out:
+        out["qos"]["k6_before"] = k6_version(a.before)
     report(out)
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2))
     if a.docs:
         # The command that reproduces the page: --json only saves a copy.
-        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), "--url", a.url]
-        command += ["--tls-url", a.tls_url, "--ws-url", a.ws_url]
+        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), *(["--full"] if a.full else [])]
+        command += [*(["--before", a.before] if a.before else []), *(["--profile"] if a.profile else [])]
+        command += ["--url", a.url, "--tls-url", a.tls_url, "--ws-url", a.ws_url]
         if K6_OVERRIDE:
             command += ["--k6", K6_OVERRIDE]
-        if a.transports_only:
-            command.append("--transports-only")
+        command += [*(["--transports-only"] if a.transports_only else []), *(["--qos-only"] if a.qos_only else [])]
         command += ["--docs", a.docs]
         if a.transports_only:
             section = transports_section(out["transports"], " ".join(command))
             Path(a.docs).write_text(splice_transports(a.docs, section))
+        elif a.qos_only:
+            Path(a.docs).write_text(splice_qos(a.docs, qos_section(out["qos"], " ".join(command))))
         else:
             Path(a.docs).write_text(benchmarks_page(out, " ".join(command)))
 
 
 def report(out):
     """Prints the figures."""
-    for t in out["throughput"] + out["transports"]["rows"]:
+    for t in out["throughput"] + out.get("transports", {}).get("rows", []):
         print(
             f"p2p {t['transport']} {t['payload']} QoS {t['qos']} ({t['reader']}): {t['delivered']} delivered in "
             f"{t['seconds']} s (target {t['target_rate']}/s, achieved {t['achieved_rate']}/s, lost {t['lost']}), "
             f"generator CPU {t['generator_cpu_seconds']} s => {t['delivered_per_cpu_second']} msg per CPU-second; "
             f"latency p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms"
         )
+    q = out.get("qos", {"matrix": [], "latency": []})
+    for t in q["matrix"]:
+        print(
+            f"{t['build']}: {t['topology']} QoS {t['qos']} {t['payload']}: "
+            f"{t['delivered']} delivered, lost {t['lost']}, "
+            f"{t['delivered_per_cpu_second']} msg per CPU-second ({100 * t['of_qos0']:.0f}% of QoS 0), "
+            f"RSS {t['rss_mb']} MB, latency p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms"
+        )
+    for t in q["latency"]:
+        print(
+            f"{t['build']}: QoS {t['qos']} at 1,000 msg/s: p50 {t['latency_p50_ms']} ms, p99 {t['latency_p99_ms']} ms"
+        )
+    for name, top in q.get("profiles", {}).items():
+        print(f"profile {name}:\n{top}")
     if "idle" in out:
         i = out["idle"]
         print(

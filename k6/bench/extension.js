@@ -1,6 +1,7 @@
 // Benchmark of the load generator itself (not of the broker), driven by
 // scripts/bench-extension.py, which measures the k6 process from outside.
-//   MODE=throughput  p2p, QOS, 16-byte payloads (or PAYLOAD_TEMPLATE), RATE msg/s for SECONDS
+//   MODE=throughput  TOPOLOGY (p2p, fan-in, fan-out) at QOS, PAYLOAD bytes (or PAYLOAD_TEMPLATE),
+//                    RATE messages delivered per second for SECONDS
 //   MODE=idle        CONNS idle subscriber connections, held for HOLD seconds
 //   MODE=soak        p2p QoS 0 up to 10M messages, with marks at 1M and 10M
 import mqtt from 'k6/x/mqtt';
@@ -17,17 +18,32 @@ function mark(name) {
   console.log(`MARK ${name}`);
 }
 
-async function pair(qos) {
-  const o = { url, count: clients, topic: 'bench/{i}', qos, connect_rate: 2000 };
-  if (__ENV.PAYLOAD_TEMPLATE) o.payload_template = __ENV.PAYLOAD_TEMPLATE;
+// The topologies, with CLIENTS connections on the wide side:
+//   p2p     CLIENTS publishers, each to its own subscriber
+//   fan-in  CLIENTS publishers, one subscriber of them all
+//   fan-out one publisher, CLIENTS subscribers of its topic
+// `fanout` is how many subscribers each message reaches.
+const topologies = {
+  p2p: { pubs: clients, subs: clients, pubTopic: 'bench/{i}', subTopic: 'bench/{i}', fanout: 1 },
+  'fan-in': { pubs: clients, subs: 1, pubTopic: 'fanin/{i}', subTopic: 'fanin/+', fanout: 1 },
+  'fan-out': { pubs: 1, subs: clients, pubTopic: 'fanout', subTopic: 'fanout', fanout: clients },
+};
+
+async function pair(qos, topology) {
+  const t = topologies[topology];
+  if (!t) throw new Error(`TOPOLOGY=${topology}: use one of ${Object.keys(topologies).join(', ')}`);
+  const o = { url, qos, connect_rate: 2000 };
   if (/^(mqtts|wss):/.test(url) && __ENV.TLS_CA) o.tls = { ca: __ENV.TLS_CA };
-  const so = Object.assign({ read_buffer: 65536 }, o);
+  const so = Object.assign({ read_buffer: 65536, count: t.subs, topic: t.subTopic }, o);
   if (__ENV.POLL_INTERVAL) so.poll_interval = __ENV.POLL_INTERVAL; // '0': a reader goroutine per connection
   const subs = new mqtt.SubscriberGroup(so);
   await subs.connect();
-  const pubs = new mqtt.PublisherGroup(Object.assign(o.payload_template ? {} : { payload_size: 16 }, o));
+  const po = { count: t.pubs, topic: t.pubTopic };
+  if (__ENV.PAYLOAD_TEMPLATE) po.payload_template = __ENV.PAYLOAD_TEMPLATE;
+  else po.payload_size = Number(__ENV.PAYLOAD || 16);
+  const pubs = new mqtt.PublisherGroup(Object.assign(po, o));
   await pubs.connect();
-  return { subs, pubs };
+  return { subs, pubs, fanout: t.fanout };
 }
 
 export default async function () {
@@ -45,7 +61,7 @@ export default async function () {
     return;
   }
   const qos = Number(__ENV.QOS || 0);
-  const { subs, pubs } = await pair(qos);
+  const { subs, pubs, fanout } = await pair(qos, mode === 'soak' ? 'p2p' : __ENV.TOPOLOGY || 'p2p');
   if (mode === 'soak') {
     const rate = Number(__ENV.RATE || 100000);
     let done = 0;
@@ -58,8 +74,10 @@ export default async function () {
     }
   } else {
     mark('publish-start');
-    const r = await pubs.publish({ rate: Number(__ENV.RATE || 100000), duration: `${__ENV.SECONDS || 20}s` });
-    const s = await subs.drain({ expected: r.sent, idle: '2s' });
+    // RATE is what the subscribers receive: a fan-out publishes 1/fanout of it.
+    const rate = Number(__ENV.RATE || 100000) / fanout;
+    const r = await pubs.publish({ rate, duration: `${__ENV.SECONDS || 20}s` });
+    const s = await subs.drain({ expected: r.sent * fanout, idle: '2s' });
     mark('publish-end');
     const payload = pubs.stats().payload_size;
     console.log(`RESULT ${JSON.stringify({ publish: r, subscribe: s, latency: mqtt.stats().mqtt_latency, payload })}`);

@@ -148,6 +148,16 @@ export declare interface PublisherGroupOptions extends GroupOptions {
   batch_interval?: Duration;
   /** Default max_lag of publish(). Default "1s". */
   max_lag?: Duration;
+  /**
+   * At QoS 1 and 2, the acks of plain-TCP connections are read by one poller
+   * per group (as a SubscriberGroup's messages are) and timed by the kernel's
+   * receive time. At QoS 1 it looks every poll_interval while acks come in;
+   * at QoS 2 it reads each PUBREC as it comes and writes its PUBREL at once
+   * (the broker delivers the message on PUBREL), whatever the interval.
+   * Default "100us"; at most "10ms"; 0: a reader goroutine per connection
+   * (as TLS connections always have).
+   */
+  poll_interval?: Duration;
 }
 
 export declare interface SubscriberGroupOptions extends GroupOptions {

@@ -38,12 +38,13 @@ type Conn struct {
 	closed  bool
 	waiters map[uint16]chan AckResult
 	nextPID uint16
-	inQoS2  map[uint16]struct{}  // inbound QoS 2 ids awaiting PUBREL
+	inQoS2  pidSet               // inbound QoS 2 ids awaiting PUBREL
 	subs    []codec.Subscription // re-subscribed after a reconnect
 	granted []byte               // the SUBACK code of each of subs
 	quit    chan struct{}        // closed by Close(): stops reconnecting
 	bg      sync.WaitGroup       // the reader (and its reconnect loop)
 
+	nwaiters   atomic.Int32  // len(waiters): an ack no Request waits for takes no lock for it
 	recvMax    atomic.Uint32 // broker's receive maximum
 	sharedSubs atomic.Int32  // CONNACK's Shared Subscription Available; -1: not announced
 	keepAlive  atomic.Uint32 // effective keep-alive (the broker may override it)
@@ -110,19 +111,20 @@ func (c *Conn) Connect(ctx context.Context) error {
 		return errors.New("mqtt: connection closed while connecting")
 	}
 	c.attach(nc, br)
+	c.startReader(nc, br)
 	c.mu.Unlock()
 	c.h.OnConnect(c, false)
 	return nil
 }
 
-// attach installs a fresh network connection and starts its reader (the
-// poller when it can take the socket); c.mu is held.
+// attach installs a fresh network connection, which takes writes at once;
+// startReader then starts its reader. c.mu is held.
 func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
 	if !c.sessionPresent.Load() {
 		// A new session: no inbound QoS 2 message of the old one comes
 		// again, and its packet ids may carry new messages, which the
 		// exactly-once check would otherwise swallow.
-		c.inQoS2 = nil
+		c.inQoS2.reset()
 	}
 	c.wdeadline = 0               // a new socket has none
 	c.attachedAt.Store(nowNano()) // before up: whoever sees up writes after it
@@ -132,13 +134,20 @@ func (c *Conn) attach(nc net.Conn, br *bufio.Reader) {
 	if c.cfg.Pinger != nil {
 		c.cfg.Pinger.add(c)
 	}
-	c.bg.Add(1)
-	if c.cfg.Poller != nil { // it takes plain TCP only: TLS keeps a reader goroutine
+	c.bg.Add(1) // the reader's, counted before anyone can Close and wait
+	c.nc = nc
+}
+
+// startReader starts the reader of nc, which attach installed: the poller
+// when it can take the socket (writes then go to its copy), else a
+// goroutine. A connection closed meanwhile gets a reader too, which sees
+// the end and reports it. c.mu is held.
+func (c *Conn) startReader(nc net.Conn, br *bufio.Reader) {
+	if c.cfg.Poller != nil && c.nc == nc { // it takes plain TCP only: TLS keeps a reader goroutine
 		if rc, err := c.cfg.Poller.adopt(c, nc, br); err == nil {
 			c.nc = rc
 			return
 		}
 	}
-	c.nc = nc
 	go c.readLoop(nc, br)
 }

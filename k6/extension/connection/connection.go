@@ -61,10 +61,22 @@ type Handler interface {
 	OnPublish(c *Conn, p *codec.Publish, recvNs int64)
 	// OnAck gets every PUBACK, PUBREC and PUBCOMP that no Request waits for
 	// (after a PUBREC that accepted the message, PUBREL is already queued):
-	// the owner knows which QoS each packet id was sent at.
-	OnAck(c *Conn, a codec.Ack)
+	// the owner knows which QoS each packet id was sent at. recvNs is as
+	// for OnPublish.
+	OnAck(c *Conn, a codec.Ack, recvNs int64)
 	OnConnect(c *Conn, reconnect bool)
 	OnConnectionLost(c *Conn, err error)
+}
+
+// A Resumer re-sends what the broker has not acknowledged when a reconnect
+// resumed the session (MQTT-4.4.0-1). Resume runs once the new connection
+// takes writes and before anything the broker sends on it is read: a broker
+// may re-send its own side of a flow at once (Mochi re-sends the PUBCOMP of
+// a PUBREL it took as the connection broke), and a reader already running,
+// as a group's poller is, would then complete the flow before the client
+// re-sent its part.
+type Resumer interface {
+	Resume(c *Conn)
 }
 
 // Event is something a Recorder counts.

@@ -24,6 +24,7 @@ func (c *Conn) lost(nc wire, err error) {
 		delete(c.waiters, pid)
 		close(ch)
 	}
+	c.nwaiters.Store(0)
 	c.mu.Unlock()
 	_ = nc.Close()
 	stalled := c.stalled.Swap(false)
@@ -75,6 +76,12 @@ func (c *Conn) reconnectLoop() {
 		c.attach(nc, br)
 		subs := append([]codec.Subscription(nil), c.subs...)
 		c.subs, c.granted = c.subs[:0], c.granted[:0]
+		if r, ok := c.h.(Resumer); ok && c.sessionPresent.Load() {
+			c.mu.Unlock()
+			r.Resume(c)
+			c.mu.Lock()
+		}
+		c.startReader(nc, br)
 		c.mu.Unlock()
 		if len(subs) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)

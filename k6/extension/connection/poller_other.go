@@ -18,6 +18,9 @@ type Poller struct{}
 // NewPoller returns nil: connections keep reader goroutines.
 func NewPoller(time.Duration) *Poller { return nil }
 
+// NewPromptPoller returns nil, as NewPoller.
+func NewPromptPoller() *Poller { return nil }
+
 func (*Poller) adopt(*Conn, net.Conn, *bufio.Reader) (wire, error) {
 	return nil, errors.New("mqtt: no poller on this system")
 }

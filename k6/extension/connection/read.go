@@ -48,7 +48,7 @@ func (c *Conn) dispatch(first byte, body []byte, pub *codec.Publish, recvNs int6
 		if err != nil {
 			return err
 		}
-		c.onAck(a)
+		c.onAck(a, recvNs)
 	case codec.SUBACK, codec.UNSUBACK:
 		pid, codes, err := codec.DecodeSuback(typ, version, body)
 		if err != nil {
@@ -74,11 +74,7 @@ func (c *Conn) onPublish(pub *codec.Publish, recvNs int64) {
 		c.queueAck(codec.PUBACK, pub.PacketID)
 	case 2:
 		c.mu.Lock()
-		if c.inQoS2 == nil {
-			c.inQoS2 = map[uint16]struct{}{}
-		}
-		_, seen := c.inQoS2[pub.PacketID]
-		c.inQoS2[pub.PacketID] = struct{}{}
+		seen := c.inQoS2.add(pub.PacketID)
 		c.wbuf = codec.AppendAck(c.wbuf, codec.Ack{Type: codec.PUBREC, PacketID: pub.PacketID})
 		c.mu.Unlock()
 		if !seen { // exactly once: a resent PUBLISH before PUBREL is not delivered again
@@ -87,24 +83,24 @@ func (c *Conn) onPublish(pub *codec.Publish, recvNs int64) {
 	}
 }
 
-func (c *Conn) onAck(a codec.Ack) {
+func (c *Conn) onAck(a codec.Ack, recvNs int64) {
 	switch a.Type {
 	case codec.PUBACK, codec.PUBCOMP:
 		if !c.wake(a.PacketID, AckResult{Type: a.Type, Reason: a.Reason}) {
-			c.h.OnAck(c, a)
+			c.h.OnAck(c, a, recvNs)
 		}
 	case codec.PUBREC:
 		if a.Reason >= 0x80 { // refused: the exchange ends here
 			if !c.wake(a.PacketID, AckResult{Type: a.Type, Reason: a.Reason}) {
-				c.h.OnAck(c, a)
+				c.h.OnAck(c, a, recvNs)
 			}
 			return
 		}
 		c.queueAck(codec.PUBREL, a.PacketID)
-		c.h.OnAck(c, a) // the owner checks the flow: a PUBREC answers QoS 2 only
+		c.h.OnAck(c, a, recvNs) // the owner checks the flow: a PUBREC answers QoS 2 only
 	case codec.PUBREL:
 		c.mu.Lock()
-		delete(c.inQoS2, a.PacketID)
+		c.inQoS2.remove(a.PacketID)
 		c.wbuf = codec.AppendAck(c.wbuf, codec.Ack{Type: codec.PUBCOMP, PacketID: a.PacketID})
 		c.mu.Unlock()
 	}

@@ -118,6 +118,7 @@ func (c *Conn) Request(ctx context.Context, build func(pid uint16) []byte) (AckR
 	}
 	c.nextPID = pid
 	c.waiters[pid] = ch
+	c.nwaiters.Store(int32(len(c.waiters)))
 	c.wbuf = append(c.wbuf, build(pid)...)
 	err := c.flushLocked()
 	c.mu.Unlock()
@@ -134,16 +135,23 @@ func (c *Conn) Request(ctx context.Context, build func(pid uint16) []byte) (AckR
 	}
 	c.mu.Lock()
 	delete(c.waiters, pid)
+	c.nwaiters.Store(int32(len(c.waiters)))
 	c.mu.Unlock()
 	return AckResult{}, err
 }
 
-// wake hands an ack to the Request waiting for it, if any.
+// wake hands an ack to the Request waiting for it, if any. A group's acks
+// have none: they pass without the lock (a Request registers before its
+// packet is written, so before its ack can come).
 func (c *Conn) wake(pid uint16, r AckResult) bool {
+	if c.nwaiters.Load() == 0 {
+		return false
+	}
 	c.mu.Lock()
 	ch, ok := c.waiters[pid]
 	if ok {
 		delete(c.waiters, pid)
+		c.nwaiters.Store(int32(len(c.waiters)))
 	}
 	c.mu.Unlock()
 	if ok {

@@ -138,7 +138,7 @@ func (h *probeHandler) OnPublish(_ *connection.Conn, p *codec.Publish, _ int64) 
 		h.got.Store(true)
 	}
 }
-func (h *probeHandler) OnAck(*connection.Conn, codec.Ack)        {}
+func (h *probeHandler) OnAck(*connection.Conn, codec.Ack, int64) {}
 func (h *probeHandler) OnConnect(*connection.Conn, bool)         {}
 func (h *probeHandler) OnConnectionLost(*connection.Conn, error) {}
 

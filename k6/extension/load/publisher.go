@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
@@ -20,6 +21,11 @@ type PublisherConfig struct {
 	Payload     *PayloadTemplate
 	MaxInflight int // QoS 1/2 window per client, further capped by the broker's receive maximum
 	Topic       Template
+	// PollInterval: the acks of the group's plain-TCP connections are read
+	// by one poller (as a subscriber group's messages are), which looks
+	// every interval at QoS 1 and at once at QoS 2; 0 gives each
+	// connection a reader goroutine.
+	PollInterval time.Duration
 }
 
 // PublisherGroup owns many publishing connections. Publishing is paced from
@@ -27,6 +33,7 @@ type PublisherConfig struct {
 type PublisherGroup struct {
 	*group
 	pc      PublisherConfig
+	poller  *connection.Poller
 	clients []*pubClient
 	running atomic.Bool
 	phases  sync.WaitGroup
@@ -50,6 +57,23 @@ type pubClient struct {
 // fails when a rendered topic is not a valid topic name, or an id is taken.
 func (r *Run) NewPublisherGroup(env Env, cfg PublisherConfig) (*PublisherGroup, error) {
 	g := &PublisherGroup{pc: cfg}
+	if cfg.PollInterval > 0 && cfg.QoS > 0 {
+		// A reader goroutine per connection woke once per ack (twice per
+		// QoS 2 message): the poller reads every socket that became
+		// readable in one wake-up and writes each one's PUBRELs at once.
+		// Nothing waits for a PUBACK (it is timed at its kernel receive
+		// time), so QoS 1 acks wait for the interval's look; a QoS 2
+		// message is delivered when its PUBREL reaches the broker, so
+		// PUBRECs are read as they come.
+		conn := *cfg.Conn
+		if cfg.QoS == 1 {
+			g.poller = connection.NewPoller(cfg.PollInterval)
+		} else {
+			g.poller = connection.NewPromptPoller()
+		}
+		conn.Poller = g.poller
+		cfg.GroupConfig.Conn = &conn
+	}
 	g.group = r.newGroup(env, "pub", cfg.GroupConfig, cfg.QoS, g)
 	g.clients = make([]*pubClient, len(g.conns))
 	for i, c := range g.conns {
@@ -101,6 +125,7 @@ func (g *PublisherGroup) Connect() ConnectResult { return g.connectAll("Publishe
 func (g *PublisherGroup) Close() {
 	g.shutdown(func() {
 		g.phases.Wait() // the scheduler stops on the cancelled context
+		g.poller.Stop()
 		for _, pc := range g.clients {
 			if pc.win != nil {
 				g.m.Add(PublishFailures, int64(pc.win.abandon()))
@@ -130,8 +155,9 @@ func (g *PublisherGroup) OnPublish(*connection.Conn, *codec.Publish, int64) {}
 // PUBACK; QoS 2: PUBREC, then PUBCOMP), then frees the message's window
 // slot and times it. Only then is a QoS 1/2 message published: a refusal
 // (PUBACK or PUBREC reason >= 0x80) is a rejected publish, an ack of the
-// wrong flow or a failing PUBCOMP a failed one.
-func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
+// wrong flow or a failing PUBCOMP a failed one. The ack is timed at the
+// kernel's receive time when the poller read it.
+func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack, recvNs int64) {
 	pc := g.clients[c.Index()]
 	if pc.win == nil {
 		return
@@ -163,24 +189,31 @@ func (g *PublisherGroup) OnAck(c *connection.Conn, a codec.Ack) {
 		g.m.Add(PublishFailures, 1)
 	default:
 		g.m.Add(Publishes, 1)
-		g.m.Record(PubackDuration, c.Index(), nowNano()-sent)
+		if recvNs == 0 {
+			recvNs = nowNano()
+		}
+		g.m.Record(PubackDuration, c.Index(), recvNs-sent)
 	}
 }
 
 // OnConnect opens the window with the connection's limit (the broker may
 // announce another receive maximum). A reconnect that resumed the session
-// keeps the window and re-sends what is in it (resend.go). Otherwise
-// whatever is still in it was sent on an earlier connection and will never
-// be acknowledged: a failed publish.
+// keeps the window (Resume re-sent what is in it). Otherwise whatever is
+// still in it was sent on an earlier connection and will never be
+// acknowledged: a failed publish.
 func (g *PublisherGroup) OnConnect(c *connection.Conn, reconnect bool) {
+	if pc := g.clients[c.Index()]; pc.win != nil && !(reconnect && c.SessionPresent()) {
+		g.m.Add(PublishFailures, int64(pc.win.reopen(min(g.pc.MaxInflight, c.ReceiveMax()))))
+	}
+}
+
+// Resume implements connection.Resumer: after a reconnect that resumed the
+// session, the window takes the connection's limit and what is in it goes
+// again (resend.go), before the broker's answers are read.
+func (g *PublisherGroup) Resume(c *connection.Conn) {
 	if pc := g.clients[c.Index()]; pc.win != nil {
-		limit := min(g.pc.MaxInflight, c.ReceiveMax())
-		if reconnect && c.SessionPresent() {
-			pc.win.setLimit(limit)
-			g.resend(pc)
-			return
-		}
-		g.m.Add(PublishFailures, int64(pc.win.reopen(limit)))
+		pc.win.setLimit(min(g.pc.MaxInflight, c.ReceiveMax()))
+		g.resend(pc)
 	}
 }
 

@@ -302,7 +302,7 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 }
 
 // OnAck implements connection.Handler.
-func (g *SubscriberGroup) OnAck(*connection.Conn, codec.Ack) {}
+func (g *SubscriberGroup) OnAck(*connection.Conn, codec.Ack, int64) {}
 
 // OnConnect checks, after a reconnect, what the broker granted the restored
 // subscriptions: a downgrade then cannot stop a run under way, so it is

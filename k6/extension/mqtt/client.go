@@ -189,7 +189,7 @@ func (cl *Client) OnPublish(_ *connection.Conn, p *codec.Publish, _ int64) {
 }
 
 // OnAck implements connection.Handler: the client's publishes wait for their own acks.
-func (cl *Client) OnAck(*connection.Conn, codec.Ack) {}
+func (cl *Client) OnAck(*connection.Conn, codec.Ack, int64) {}
 
 // OnConnect emits 'reconnect' (after a drop) and 'connect'.
 func (cl *Client) OnConnect(_ *connection.Conn, reconnect bool) {

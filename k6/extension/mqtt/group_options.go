@@ -30,6 +30,16 @@ func limits() map[string]any {
 // many sockets (see k6/extension/README.md for the figures).
 const defaultPollInterval = 100 * time.Microsecond
 
+// pollIntervalOption is poll_interval: how often a group's poller looks
+// while traffic lasts (0: a reader goroutine per connection).
+func pollIntervalOption(o *opts) time.Duration {
+	d := o.duration("poll_interval", defaultPollInterval)
+	if d > 10*time.Millisecond {
+		o.fail("poll_interval", "must be at most 10ms (it bounds how far a message can be timed late), got %v", d)
+	}
+	return d
+}
+
 // readGroupConfig reads the options every group has.
 func readGroupConfig(o *opts) load.GroupConfig {
 	g := load.GroupConfig{Conn: readConnConfig(o)}
@@ -71,6 +81,7 @@ func readPublisherOptions(arg any) (publisherOptions, error) {
 	c.MaxInflight = o.integer("max_inflight", 1024, 1, 65535)
 	p.batch = o.duration("batch_interval", time.Millisecond)
 	p.maxLag = maxLagOption(o, load.DefaultMaxLag)
+	c.PollInterval = pollIntervalOption(o)
 	topic := o.str("topic", "")
 	if topic == "" {
 		o.fail("topic", "is required (a template such as \"test/{i}\")")
@@ -169,10 +180,7 @@ func readSubscriberConfig(arg any) (load.SubscriberConfig, error) {
 		}
 		c.Topics = append(c.Topics, tpl)
 	}
-	c.PollInterval = o.duration("poll_interval", defaultPollInterval)
-	if c.PollInterval > 10*time.Millisecond {
-		o.fail("poll_interval", "must be at most 10ms (it bounds how far a message can be timed late), got %v", c.PollInterval)
-	}
+	c.PollInterval = pollIntervalOption(o)
 	c.AcceptDowngrade = o.boolean("accept_downgrade", false)
 	c.Payload = payloadTemplateOption(o)
 	c.GroupConfig = readGroupConfig(o)

@@ -206,9 +206,12 @@ func (h *dropFirstPubrel) OnPacketRead(cl *mochi.Client, pk packets.Packet) (pac
 	h.read[cl.ID] = append(h.read[cl.ID], readPacket{t, pk.PacketID, pk.FixedHeader.Dup})
 	if _, done := h.dropped[cl.ID]; t == packets.Pubrel && !done {
 		h.dropped[cl.ID] = pk.PacketID
-		err := errors.New("dropped before PUBCOMP")
-		cl.Stop(err)
-		return pk, err
+		cl.Stop(errors.New("dropped before PUBCOMP"))
+		// Only a rejection stops Mochi from handling the PUBREL: with any
+		// other error it releases the message, and re-sends the PUBCOMP it
+		// could not write on the resumed session, which may come before the
+		// client's PUBREL (or, at v5, after it, making that PUBCOMP 0x92).
+		return pk, packets.ErrRejectPacket
 	}
 	return pk, nil
 }

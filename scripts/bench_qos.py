@@ -1,0 +1,167 @@
+"""The QoS section of docs/benchmarks.md (scripts/bench-extension.py): the
+matrix QoS 0/1/2 x 16 B/4 KB (x p2p/fan-in/fan-out with --full), delivered
+messages per generator CPU-second and RSS, pub-to-sub latency at 1,000
+msg/s, and the top entries of CPU profiles, for this build and, with
+--before, an earlier one measured run for run alternately."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QOS_TITLE = "## QoS 0, 1 and 2"
+
+# What a profile's top lists: the extension's functions and the system calls
+# they make (the rest is the Go runtime and k6, which these call into).
+PROFILE_SHOW = r"mqtt-bench/k6/extension|^syscall\.(write|read|Recvmsg|EpollWait)$|^runtime\.(mcall|futex)$"
+
+
+def matrix(throughput, secs, full, builds, profiles):
+    """Delivered per CPU-second at 10,000 delivered msg/s. For each topology
+    and payload the three QoS levels run one after another, with every build
+    in turn, so that the ratios of one build compare runs made close
+    together. profiles: a directory for CPU profiles of the p2p 16 B runs."""
+    rows = []
+    for topology in ("p2p", "fan-in", "fan-out") if full else ("p2p",):
+        for payload in (16, 4096):
+            for qos in (0, 1, 2):
+                for build, k6 in builds.items():
+                    if build != "after" and topology != "p2p":
+                        continue  # an earlier build is compared on p2p only
+                    prof = None
+                    if profiles and topology == "p2p" and payload == 16:
+                        prof = str(Path(profiles) / f"{build}-qos{qos}.pprof")
+                    t = throughput(qos, 10000, secs, 100, payload=payload, topology=topology, k6=k6, profile=prof)
+                    t["build"], t["profile"] = build, prof
+                    rows.append(t)
+    for t in rows:
+        same = ("topology", "payload_bytes", "build")
+        base = next(b for b in rows if b["qos"] == 0 and all(b[k] == t[k] for k in same))
+        t["of_qos0"] = round(t["delivered_per_cpu_second"] / base["delivered_per_cpu_second"], 3)
+    return rows
+
+
+def latency(throughput, secs, builds, rounds):
+    """Pub-to-sub latency at 1,000 msg/s, p2p, 16 B: what coalescing acks must
+    not raise. Builds alternate run for run, `rounds` times per QoS, so that
+    the spread of one build shows what is noise."""
+    rows = []
+    for qos in (0, 1, 2):
+        for n in range(rounds):
+            for build, k6 in builds.items():
+                t = throughput(qos, 1000, secs, 100, k6=k6)
+                t["build"], t["round"] = build, n + 1
+                rows.append(t)
+    return rows
+
+
+def pprof_top(path, entries=14):
+    """The top entries (by cumulative share) of a CPU profile, as `go tool pprof -top -cum` lists them."""
+    out = subprocess.run(
+        ["go", "tool", "pprof", "-top", "-cum", f"-nodecount={entries}", f"-show={PROFILE_SHOW}", path],
+        cwd=ROOT / "k6/extension",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    keep = [line for line in out.splitlines() if "%" in line and not line.startswith("Showing")]
+    return "\n".join(line.replace("github.com/mqtt-bench/mqtt-bench/k6/extension/", "") for line in keep)
+
+
+def qos(throughput, a, secs, builds, profiles):
+    """The section's figures."""
+    out = {
+        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "matrix": matrix(throughput, secs, a.full, builds, profiles),
+        "latency": latency(throughput, 3 if a.quick else 10, builds, 1 if a.quick else 3),
+    }
+    out["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
+    if profiles:
+        out["profiles"] = {Path(t["profile"]).stem: pprof_top(t["profile"]) for t in out["matrix"] if t["profile"]}
+    return out
+
+
+def pct(x):
+    return f"{100 * x:.0f}%"
+
+
+def qos_section(q, command, before_version=None):
+    """The section of docs/benchmarks.md on QoS 0, 1 and 2."""
+    builds = sorted({t["build"] for t in q["matrix"]}, key=lambda b: b != "before")
+    lines = [
+        QOS_TITLE,
+        "",
+        f"Measured {q['date']} with `{command}`; load average (1, 5, 15 min) {q['load_average']} at the start",
+        f"and {q['load_average_after']} at the end (the machine is shared).",
+    ]
+    if len(builds) > 1:
+        lines += [
+            f"`before` is the earlier build (`{q.get('k6_before', '')}`), measured run for run alternately",
+            "with this one, so that a busy spell of the machine weighs on both alike.",
+        ]
+    lines += [
+        "",
+        "### Delivered per generator CPU-second",
+        "",
+        "Mosquitto on loopback, 10,000 messages delivered per second for the run's length. p2p: 100",
+        "publishers, each to its own subscriber; fan-in: 100 publishers, one subscriber of them all;",
+        "fan-out: one publisher at 100 msg/s, 100 subscribers of its topic. For each topology and",
+        'payload the three QoS levels run one after another, so that their ratios ("of QoS 0") compare',
+        "runs made close together. RSS: the k6 process's at the end of the run.",
+        "",
+        "| build | topology | payload | QoS | delivered | lost | delivered per CPU-second | of QoS 0 | RSS MB "
+        "| latency p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for t in sorted(
+        q["matrix"],
+        key=lambda t: (t["topology"] != "p2p", t["topology"], t["payload_bytes"], builds.index(t["build"]), t["qos"]),
+    ):
+        lines.append(
+            f"| {t['build']} | {t['topology']} | {t['payload_bytes']:,} B | {t['qos']} | "
+            f"{t['delivered']:,} | {t['lost']} | "
+            f"{t['delivered_per_cpu_second'] or 0:,} | {pct(t['of_qos0'])} | {t['rss_mb']} | "
+            f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
+        )
+    lines += [
+        "",
+        "### Latency at 1,000 msg/s",
+        "",
+        "p2p, 16 B, 100 publishers and 100 subscribers, pub-to-sub latency of each whole run, the runs in",
+        "the order they were made: acks written in fewer writes must not make messages arrive later.",
+        "",
+        "| QoS | build | p50 ms, run by run | p99 ms, run by run |",
+        "|---|---|---|---|",
+    ]
+    for level in (0, 1, 2):
+        for b in builds:
+            runs = [t for t in q["latency"] if t["qos"] == level and t["build"] == b]
+            p50 = " / ".join(str(t["latency_p50_ms"]) for t in runs)
+            p99 = " / ".join(str(t["latency_p99_ms"]) for t in runs)
+            lines.append(f"| {level} | {b} | {p50} | {p99} |")
+    if q.get("profiles"):
+        lines += [
+            "",
+            "### CPU profiles",
+            "",
+            "Of the p2p 16 B runs above (k6's pprof endpoint, `--profiling-enabled`, over the publishing",
+            "phase): the top entries by cumulative share, among the extension's functions and the system",
+            "calls they make (`go tool pprof -top -cum`).",
+        ]
+        for name, top in q["profiles"].items():
+            lines += ["", f"`{name}`:", "", "```", top, "```"]
+    return [*lines, ""]
+
+
+def splice_qos(page, section):
+    """The page with its QoS section replaced (or added before Memory)."""
+    text = Path(page).read_text()
+    block = "\n".join(section)
+    if QOS_TITLE + "\n" in text:
+        head, rest = text.split(QOS_TITLE + "\n", 1)
+        tail = rest.split("\n## ", 1)
+        return head + block + ("\n## " + tail[1] if len(tail) > 1 else "")
+    head, rest = text.split("## Memory", 1)
+    return head + block + "\n## Memory" + rest
