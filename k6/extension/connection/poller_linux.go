@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -40,7 +41,8 @@ type Poller struct {
 
 	mu      sync.Mutex
 	epfd    int
-	evfd    int // eventfd: wakes the loop for new leftovers and for stop
+	epf     *os.File // epfd in Go's netpoller: the loop waits there (wait)
+	evfd    int      // eventfd: wakes the loop for new leftovers and for stop
 	conns   map[int32]*rawConn
 	fresh   []*rawConn // adopted with bytes already read during the handshake
 	running bool
@@ -162,7 +164,8 @@ func (p *Poller) register(rc *rawConn) error {
 			_ = syscall.Close(ev)
 			return fmt.Errorf("mqtt: epoll: %w", err)
 		}
-		p.epfd, p.evfd = ep, ev
+		_ = syscall.SetNonblock(ep, true) // pollable: os.NewFile puts it in Go's netpoller
+		p.epfd, p.evfd, p.epf = ep, ev, os.NewFile(uintptr(ep), "epoll")
 	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(rc.fd)}
 	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, rc.fd, &ev); err != nil {
@@ -176,7 +179,7 @@ func (p *Poller) register(rc *rawConn) error {
 	if !p.running {
 		p.running = true
 		p.done = make(chan struct{})
-		go p.loop(p.epfd, p.evfd, p.done)
+		go p.loop(p.epf, p.epfd, p.evfd, p.done)
 	}
 	return nil
 }
@@ -203,8 +206,11 @@ func (p *Poller) Stop() {
 	}
 }
 
-func (p *Poller) loop(epfd, evfd int, done chan struct{}) {
+// loop reads the set's sockets; epfd is epf's descriptor (epf.Fd would
+// make it blocking, out of the netpoller).
+func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 	defer close(done)
+	rc, _ := epf.SyscallConn()
 	evs := make([]syscall.EpollEvent, 512)
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, syscall.CmsgSpace(16)*2)
@@ -220,7 +226,7 @@ func (p *Poller) loop(epfd, evfd int, done chan struct{}) {
 				timeout = 100
 			}
 		}
-		n, err := syscall.EpollWait(epfd, evs, timeout)
+		n, err := wait(epf, rc, epfd, evs, timeout)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			panic(fmt.Sprintf("mqtt: epoll_wait: %v", err)) // a bug: the set is ours
 		}
@@ -254,9 +260,9 @@ func (p *Poller) loop(epfd, evfd int, done chan struct{}) {
 			}
 			p.mu.Lock()
 			p.running = false
-			p.epfd, p.evfd = -1, -1
+			p.epfd, p.evfd, p.epf = -1, -1, nil
 			p.mu.Unlock()
-			_ = syscall.Close(epfd)
+			_ = epf.Close()
 			_ = syscall.Close(evfd)
 			return
 		}
