@@ -37,7 +37,8 @@ import (
 // message in that time.
 type Poller struct {
 	interval time.Duration
-	prompt   bool // never sleeps: NewPromptPoller
+	prompt   bool       // never sleeps: NewPromptPoller
+	slots    *WaitSlots // shared by the run's pollers (nil: every wait parks in the netpoller)
 
 	mu      sync.Mutex
 	epfd    int
@@ -54,9 +55,10 @@ type Poller struct {
 }
 
 // NewPoller makes a poller that looks at its sockets every interval while
-// traffic lasts. Its goroutine starts with the first socket.
-func NewPoller(interval time.Duration) *Poller {
-	return &Poller{interval: interval, epfd: -1, evfd: -1, conns: map[int32]*rawConn{}}
+// traffic lasts. Its goroutine starts with the first socket. slots: the
+// run's (WaitSlots).
+func NewPoller(interval time.Duration, slots *WaitSlots) *Poller {
+	return &Poller{interval: interval, slots: slots, epfd: -1, evfd: -1, conns: map[int32]*rawConn{}}
 }
 
 // NewPromptPoller is a poller that never sleeps between two looks: it
@@ -69,8 +71,8 @@ func NewPoller(interval time.Duration) *Poller {
 // timeout is in ms), whatever the interval: a PUBREC that came during it
 // waited that long, which measured as a millisecond more of QoS 2 latency
 // at 1,000 msg/s.
-func NewPromptPoller() *Poller {
-	p := NewPoller(0)
+func NewPromptPoller(slots *WaitSlots) *Poller {
+	p := NewPoller(0, slots)
 	p.prompt = true
 	return p
 }
@@ -226,7 +228,7 @@ func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 				timeout = 100
 			}
 		}
-		n, err := wait(epf, rc, epfd, evs, timeout)
+		n, err := p.wait(epf, rc, epfd, evs, timeout)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			panic(fmt.Sprintf("mqtt: epoll_wait: %v", err)) // a bug: the set is ours
 		}

@@ -16,10 +16,16 @@ import (
 type Poller struct{}
 
 // NewPoller returns nil: connections keep reader goroutines.
-func NewPoller(time.Duration) *Poller { return nil }
+func NewPoller(time.Duration, *WaitSlots) *Poller { return nil }
 
 // NewPromptPoller returns nil, as NewPoller.
-func NewPromptPoller() *Poller { return nil }
+func NewPromptPoller(*WaitSlots) *Poller { return nil }
+
+// WaitSlots is nothing outside Linux.
+type WaitSlots struct{}
+
+// NewWaitSlots returns nil.
+func NewWaitSlots() *WaitSlots { return nil }
 
 func (*Poller) adopt(*Conn, net.Conn, *bufio.Reader) (wire, error) {
 	return nil, errors.New("mqtt: no poller on this system")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"go.k6.io/k6/metrics"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 )
 
 // Env is what a group needs from the k6 VU that made it.
@@ -48,13 +50,16 @@ type Run struct {
 	shared     sharedSets
 	receivers  []receiver // every subscriber's streams, by flow (r.mu)
 
-	outages outages         // windows in which connections were down
-	emitted map[string]bool // metrics with a sample pushed (r.mu)
+	outages outages // windows in which connections were down
+	// waitSlots: how many of the groups' pollers may wait blocked in
+	// epoll_wait at a time (connection.WaitSlots).
+	waitSlots *connection.WaitSlots
+	emitted   map[string]bool // metrics with a sample pushed (r.mu)
 }
 
 // NewRun makes an empty run; the reporter starts with the first meter.
 func NewRun() *Run {
-	r := &Run{meters: map[*Meter]struct{}{}, period: time.Second}
+	r := &Run{meters: map[*Meter]struct{}{}, period: time.Second, waitSlots: connection.NewWaitSlots()}
 	for i := range r.hists {
 		r.hists[i] = newShardedHist()
 	}

@@ -67,9 +67,9 @@ func (r *Run) NewPublisherGroup(env Env, cfg PublisherConfig) (*PublisherGroup, 
 		// PUBRECs are read as they come.
 		conn := *cfg.Conn
 		if cfg.QoS == 1 {
-			g.poller = connection.NewPoller(cfg.PollInterval)
+			g.poller = connection.NewPoller(cfg.PollInterval, r.waitSlots)
 		} else {
-			g.poller = connection.NewPromptPoller()
+			g.poller = connection.NewPromptPoller(r.waitSlots)
 		}
 		conn.Poller = g.poller
 		cfg.GroupConfig.Conn = &conn

@@ -58,7 +58,7 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 	if cfg.PollInterval > 0 {
 		// The group's own copy of the connection config carries its poller.
 		conn := *cfg.Conn
-		g.poller = connection.NewPoller(cfg.PollInterval)
+		g.poller = connection.NewPoller(cfg.PollInterval, r.waitSlots)
 		conn.Poller = g.poller
 		cfg.Conn = &conn
 	}
