@@ -149,13 +149,11 @@ export declare interface PublisherGroupOptions extends GroupOptions {
   /** Default max_lag of publish(). Default "1s". */
   max_lag?: Duration;
   /**
-   * At QoS 1 and 2, the acks of plain-TCP connections are read by one poller
-   * per group (as a SubscriberGroup's messages are) and timed by the kernel's
-   * receive time. At QoS 1 it looks every poll_interval while acks come in;
-   * at QoS 2 it reads each PUBREC as it comes and writes its PUBREL at once
-   * (the broker delivers the message on PUBREL), whatever the interval.
-   * Default "100us"; at most "10ms"; 0: a reader goroutine per connection
-   * (as TLS connections always have).
+   * At QoS 1, the PUBACKs of plain-TCP connections are read by one poller
+   * per group (as a SubscriberGroup's messages are), which looks every
+   * poll_interval while acks come in, and timed by the kernel's receive
+   * time. Default "100us"; at most "10ms"; 0: a reader goroutine per
+   * connection, as TLS connections and QoS 2 publishers always have.
    */
   poll_interval?: Duration;
 }

@@ -37,7 +37,6 @@ import (
 // message in that time.
 type Poller struct {
 	interval time.Duration
-	prompt   bool       // never sleeps: NewPromptPoller
 	slots    *WaitSlots // shared by the run's pollers (nil: every wait parks in the netpoller)
 
 	mu      sync.Mutex
@@ -59,22 +58,6 @@ type Poller struct {
 // run's (WaitSlots).
 func NewPoller(interval time.Duration, slots *WaitSlots) *Poller {
 	return &Poller{interval: interval, slots: slots, epfd: -1, evfd: -1, conns: map[int32]*rawConn{}}
-}
-
-// NewPromptPoller is a poller that never sleeps between two looks: it
-// reads a socket as soon as it is readable, and the sockets that became
-// readable while it was reading in the same wake-up. It is for sockets
-// whose acks hold something up: a publisher's PUBRECs, whose PUBRELs
-// brokers such as Mosquitto wait for to deliver a QoS 2 message. A
-// poller's sleep is no less than 1 ms whenever the process has nothing
-// else to do (Go's runtime then waits for its timers in epoll_wait, whose
-// timeout is in ms), whatever the interval: a PUBREC that came during it
-// waited that long, which measured as a millisecond more of QoS 2 latency
-// at 1,000 msg/s.
-func NewPromptPoller(slots *WaitSlots) *Poller {
-	p := NewPoller(0, slots)
-	p.prompt = true
-	return p
 }
 
 // rawConn is a connection's socket once the poller owns it. Writes go
@@ -276,7 +259,7 @@ func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 			buf = p.read(rc, buf, oob)
 		}
 		busy = len(ready) > 0
-		if busy && !p.prompt {
+		if busy {
 			time.Sleep(p.interval)
 		}
 	}

@@ -18,9 +18,6 @@ type Poller struct{}
 // NewPoller returns nil: connections keep reader goroutines.
 func NewPoller(time.Duration, *WaitSlots) *Poller { return nil }
 
-// NewPromptPoller returns nil, as NewPoller.
-func NewPromptPoller(*WaitSlots) *Poller { return nil }
-
 // WaitSlots is nothing outside Linux.
 type WaitSlots struct{}
 
