@@ -133,12 +133,13 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     assert 0 < figures["idle"]["kb_per_connection"] < 20
     assert "msg per CPU-second" in r.stdout and "KB per connection" in r.stdout
     # The QoS matrix (p2p without --full): every level at both payloads, exact, with its ratio to QoS 0.
-    cells = {(t["topology"], t["payload"], t["qos"]) for t in figures["matrix"]}
-    assert cells == {("p2p", size, qos) for size in (16, 4096) for qos in (0, 1, 2)}, cells
-    for t in figures["matrix"]:
+    qos = figures["qos"]
+    cells = {(t["topology"], t["payload_bytes"], t["qos"]) for t in qos["matrix"]}
+    assert cells == {("p2p", size, level) for size in (16, 4096) for level in (0, 1, 2)}, cells
+    for t in qos["matrix"]:
         assert t["delivered"] > 0 and t["lost"] == 0 and t["of_qos0"] > 0 and t["rss_mb"] > 0, t
-    assert sorted(t["qos"] for t in figures["latency"]) == [0, 1, 2]
-    assert "| p2p | 4,096 B | 2 |" in text and "## Latency at 1,000 msg/s" in text
+    assert sorted(t["qos"] for t in qos["latency"]) == [0, 1, 2]
+    assert "| p2p | 4,096 B | 2 |" in text and "### Latency at 1,000 msg/s" in text
 
 
 def test_bench_splits_a_run_over_instances_merges_and_reports_it(stack):
