@@ -46,6 +46,7 @@ def run_figures(run, influx, cpu_target):
         "connections_failed": c["failed"],
         "connection_success_pct": c["success_pct"],
         "connect_p99_ms": c["connect_p99_ms"],
+        "broker_cpu_ms_per_connect": c["broker_cpu_ms_per_connect"],
         "transport": c["transport_short"],
         "passed": run["passed"],
         "failed_thresholds": failed,
@@ -107,6 +108,7 @@ RUN_TABLES = [
             ("failed", "connections_failed", 0),
             ("success %", "connection_success_pct", 3),
             ("connect p99 ms", "connect_p99_ms", 3),
+            ("broker CPU ms per new connection", "broker_cpu_ms_per_connect", 3),
         ],
     ),
 ]
