@@ -9,10 +9,13 @@ def mb(x):
     return None if x is None else x / 2**20
 
 
-def run_figures(run, influx, cpu_target):
-    """The figures of one run, computed by the single-run report's tables."""
-    tables.require(run)
-    res, t = tables.build(run, influx, cpu_target)
+def run_figures(run, influx, cpu_target, built=None):
+    """The figures of one run, computed by the single-run report's tables
+    (built: the (res, t) its report already built, not queried again)."""
+    if built is None:
+        tables.require(run)
+        built = tables.build(run, influx, cpu_target)
+    res, t = built
     start, end = run.window()
     host = tables.within(res.host_cpu, start, end)
     mem_pct = tables.within(res.mem_pct, start, end)
