@@ -119,6 +119,8 @@ EMQX_SETTINGS = {
     "force_shutdown.max_heap_size": (size(128 * 1024**3), "32MB", SCHEMA),
     # emqx_listeners:default_max_conn() -> <<"infinity">>.
     "listeners.tcp.default.max_connections": (integer(1, infinity=True), "infinity", SCHEMA),
+    # base_listener/1: acceptors, pos_integer(), default 16.
+    "listeners.tcp.default.acceptors": (integer(1), "16", SCHEMA),
     "listeners.ssl.default.enable": (one_of("true", "false"), "true", SCHEMA),
     "listeners.ws.default.enable": (one_of("true", "false"), "true", SCHEMA),
     "listeners.wss.default.enable": (one_of("true", "false"), "true", SCHEMA),
@@ -132,6 +134,8 @@ EMQX_SETTINGS = {
 
 VMQ_SCHEMA = f"{VMQ} apps/vmq_server/priv/vmq_server.schema"
 VMQ_VARS = f"{VMQ} vars.config"
+# vernemq 2.1.1 rebar.config installs it as share/schema/33-eleveldb.schema.
+LEVELDB = "basho/eleveldb 0ad275cc18da6f9ce77ddef1a6a73465b0424afe (vernemq 2.1.1 rebar.lock)"
 VM_SCHEMA = f"{CUTTLEFISH} priv/erlang_vm.schema (vm.args of the image wins: {DOCKER_VMQ} files/vm.args)"
 
 # vernemq.conf keys we set: key -> (value check, default, citation).
@@ -152,6 +156,8 @@ VMQ_SETTINGS = {
     "max_inflight_messages": (integer(0), "20", VMQ_SCHEMA),
     "max_online_messages": (integer(-1), "1000", VMQ_SCHEMA),
     "max_offline_messages": (integer(-1), "1000", VMQ_SCHEMA),
+    # Percent of the memory memsup reports; c_src/eleveldb.cc takes 1..100.
+    "leveldb.maximum_memory.percent": (integer(1, 100), "70", f"{LEVELDB} priv/eleveldb.schema"),
     # filter_subscribers/2 clauses in apps/vmq_server/src/vmq_shared_subscriptions.erl.
     "shared_subscription_policy": (
         one_of("prefer_local", "local_only", "random", "prefer_online_before_local"),
@@ -349,3 +355,60 @@ def test_readme_says_what_was_run_and_what_only_read(broker):
     assert "was run once" in section and "does not run in this workplace's tests" in section
     assert "tests/test_broker_captures.py" in section and "scripts/conformance.sh" in section
     assert "| fact | our value | upstream source |" in section
+
+
+# ---- tuning for benchmarks: what each broker's own docs recommend -----------
+# Each row: a setting the broker's docs recommend for benchmarking or
+# performance, the docs' value, whether our config adopts it, and the docs'
+# page. The setting's name and value syntax are verified in the source above
+# (EMQX_SETTINGS / VMQ_SETTINGS); "## Tuning for benchmarks" in the broker's
+# README says why each is or is not adopted, and what is given up.
+
+EMQX_DOCS = "emqx/emqx-docs release-5.8 (9046f8cbf5e9) en_US/performance/tune.md"
+VMQ_DOCS = "vernemq/vmq-docs 2.1.0 (e69b3b3db7ca)"
+
+EMQX_TUNING = [
+    ("listeners.tcp.default.acceptors", "64", True, f"{EMQX_DOCS} (EMQX Tuning)"),
+    ("listeners.tcp.default.max_connections", "1024000", True, f"{EMQX_DOCS} (EMQX Tuning)"),
+    # Not adopted: ports beyond the container's open-files limit (1048576) cannot be used.
+    ("node.max_ports", "2097152", False, f"{EMQX_DOCS} (Erlang VM Tuning)"),
+]
+VMQ_TUNING = [
+    ("leveldb.maximum_memory.percent", "20", True, f"{VMQ_DOCS} configuration/storage.md"),
+]
+
+
+def tuning_rows(broker):
+    """The rows of the README's "Tuning for benchmarks" table: first cell -> cells."""
+    text = (ROOT / f"brokers/{broker}/README.md").read_text()
+    section = text.partition("## Tuning for benchmarks")[2].partition("\n## ")[0]
+    assert section, f"brokers/{broker}/README.md has no 'Tuning for benchmarks' section"
+    assert "not measured here" in section, "say that the figures are the docs', not measured here"
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 6:
+            rows[cells[0]] = cells
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("broker", "tuning", "ours"),
+    [
+        ("emqx", EMQX_TUNING, lambda: {emqx_path(k): v for k, v in env_file("emqx")}),
+        ("vernemq", VMQ_TUNING, lambda: dict(vernemq_conf_line(k, v).split("=", 1) for k, v in env_file("vernemq"))),
+    ],
+    ids=["emqx", "vernemq"],
+)
+def test_tuning_follows_the_brokers_own_docs(broker, tuning, ours):
+    settings, rows, conf = (EMQX_SETTINGS if broker == "emqx" else VMQ_SETTINGS), tuning_rows(broker), ours()
+    for key, docs_value, adopted, citation in tuning:
+        assert citation
+        row = next((cells for first, cells in rows.items() if f"`{key}`" in first), None)
+        assert row, f"{broker}: the docs' {key} = {docs_value} is not in the README's tuning table"
+        assert row[3].startswith("yes" if adopted else "no"), f"{broker} {key}: adopted is {adopted}"
+        if adopted:
+            assert conf.get(key) == docs_value, f"{broker}: {key} = {docs_value} ({citation}) is not set"
+            assert key in settings, f"{key}: verify it in the source before adopting it"
+        else:
+            assert conf.get(key) != docs_value
