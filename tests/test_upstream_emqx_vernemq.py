@@ -154,6 +154,7 @@ EMQX_SETTINGS = {
 
 VMQ_SCHEMA = f"{VMQ} apps/vmq_server/priv/vmq_server.schema"
 VMQ_VARS = f"{VMQ} vars.config"
+VMQ_SSL = f"{VMQ} apps/vmq_server/src/vmq_ssl.erl"
 VM_SCHEMA = f"{CUTTLEFISH} priv/erlang_vm.schema (vm.args of the image wins: {DOCKER_VMQ} files/vm.args)"
 
 # vernemq.conf keys we set: key -> (value check, default, citation).
@@ -177,10 +178,10 @@ VMQ_SETTINGS = {
     "listener.ws.default": (ip_port, "<container ip>:8080", f"{VMQ_SCHEMA}, {VMQ_VARS}, {DOCKER_VMQ} bin/vernemq.sh"),
     # Protocol level: every ssl listener's unless one sets its own (vmq_schema:extract/4).
     "listener.ssl.cafile": (tls_file("ca.pem"), '""', f"{VMQ_SCHEMA} (file-exists, file-is-readable)"),
-    "listener.ssl.certfile": (tls_file("server.pem"), '""', f"{VMQ_SCHEMA} (file-exists, file-is-readable, file-is-pem)"),
-    "listener.ssl.keyfile": (tls_file("server.key"), '""', f"{VMQ_SCHEMA} (file-exists, file-is-readable, file-is-pem)"),
+    "listener.ssl.certfile": (tls_file("server.pem"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
+    "listener.ssl.keyfile": (tls_file("server.key"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
     # vmq_ssl:opts/1: fail_if_no_peer_cert = require_certificate, verify = verify_peer when on.
-    "listener.ssl.mtls.require_certificate": (one_of("on", "off"), "off", f"{VMQ_SCHEMA}, {VMQ} apps/vmq_server/src/vmq_ssl.erl"),
+    "listener.ssl.mtls.require_certificate": (one_of("on", "off"), "off", f"{VMQ_SCHEMA}, {VMQ_SSL}"),
     "listener.ssl.allowed_protocol_versions": (
         lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
         "3,4,5,131",

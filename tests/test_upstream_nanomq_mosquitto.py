@@ -91,8 +91,14 @@ NANOMQ_KEYS = {
     **{
         f"listeners.ssl.{name}.{key}": pattern
         for name in ("tls", "mtls")
-        for key, pattern in (("bind", r'"[\d.]+:\d+"'), ("keyfile", STRING), ("certfile", STRING),
-                             ("cacertfile", STRING), ("verify_peer", BOOL), ("fail_if_no_peer_cert", BOOL))
+        for key, pattern in (
+            ("bind", r'"[\d.]+:\d+"'),
+            ("keyfile", STRING),
+            ("certfile", STRING),
+            ("cacertfile", STRING),
+            ("verify_peer", BOOL),
+            ("fail_if_no_peer_cert", BOOL),
+        )
     },
     # conf_basic_parse_ver2: the bind's path is the WebSocket path.
     "listeners.ws.bind": r'"[\d.]+:\d+/[\w/]+"',
