@@ -18,6 +18,10 @@ ENV = {
     "COMPOSE_FILE": "compose.yaml:tests/compose/stand-ins.yaml",
     "COMPOSE_PROJECT_NAME": f"mqtt-bench-impair-{PORT_OFFSET}",
     "MQTT_PORT": str(loopback_port(13883)),
+    # The stand-in broker's TLS, mutual-TLS and WebSocket listeners (host network) move too.
+    "MQTTS_PORT": str(loopback_port(13851)),
+    "MTLS_PORT": str(loopback_port(13852)),
+    "WS_PORT": str(loopback_port(13853)),
     "INFLUXDB_PORT": str(loopback_port(13086)),
     "TELEGRAF_K6_PORT": str(loopback_port(13187)),
     "NODE_EXPORTER_PORT": str(loopback_port(13100)),

@@ -102,6 +102,11 @@ def ip_port(v):
     return bool(re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}:\d{1,5}", v))
 
 
+def tls_file(name):
+    """The file compose's init-tls makes (scripts/init/tls.sh), in the secrets volume."""
+    return lambda v: v == f"/run/secrets/mqtt-bench/tls/{name}"
+
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 SCHEMA = f"{EMQX} apps/emqx/src/emqx_schema.erl"
 CONF_SCHEMA = f"{EMQX} apps/emqx_conf/src/emqx_conf_schema.erl"
@@ -123,6 +128,23 @@ EMQX_SETTINGS = {
     "listeners.tcp.default.acceptors": (integer(1), "16", SCHEMA),
     "listeners.ssl.default.enable": (one_of("true", "false"), "true", SCHEMA),
     "listeners.ws.default.enable": (one_of("true", "false"), "true", SCHEMA),
+    # The ssl listeners: listeners.ssl.<name> (tombstone_map of mqtt_ssl_listener), ssl_options
+    # (listener_ssl_opts: common_ssl_opts_schema, server_ssl_opts_schema); the files default to
+    # ${EMQX_ETC_DIR}/certs/ (cert_file/2, default_listener(ssl)).
+    **{
+        f"listeners.ssl.{name}.ssl_options.{key}": (tls_file(file), f"${{EMQX_ETC_DIR}}/certs/{default}", SCHEMA)
+        for name in ("default", "mtls")
+        for key, file, default in (
+            ("certfile", "server.pem", "cert.pem"),
+            ("keyfile", "server.key", "key.pem"),
+            ("cacertfile", "ca.pem", "cacert.pem"),
+        )
+    },
+    # base_listener bind: ip_port(); to_ip_port takes a port alone (every address); mqtt_listener(8883).
+    "listeners.ssl.mtls.bind": (integer(1, 65535), "8883", SCHEMA),
+    "listeners.ssl.mtls.ssl_options.verify": (one_of("verify_peer", "verify_none"), "verify_none", SCHEMA),
+    # validate_server_ssl_opts: true needs verify = verify_peer.
+    "listeners.ssl.mtls.ssl_options.fail_if_no_peer_cert": (one_of("true", "false"), "false", SCHEMA),
     "listeners.wss.default.enable": (one_of("true", "false"), "true", SCHEMA),
     "prometheus.enable_basic_auth": (
         one_of("true", "false"),
@@ -136,6 +158,7 @@ VMQ_SCHEMA = f"{VMQ} apps/vmq_server/priv/vmq_server.schema"
 VMQ_VARS = f"{VMQ} vars.config"
 # vernemq 2.1.1 rebar.config installs it as share/schema/33-eleveldb.schema.
 LEVELDB = "basho/eleveldb 0ad275cc18da6f9ce77ddef1a6a73465b0424afe (vernemq 2.1.1 rebar.lock)"
+VMQ_SSL = f"{VMQ} apps/vmq_server/src/vmq_ssl.erl"
 VM_SCHEMA = f"{CUTTLEFISH} priv/erlang_vm.schema (vm.args of the image wins: {DOCKER_VMQ} files/vm.args)"
 
 # vernemq.conf keys we set: key -> (value check, default, citation).
@@ -147,6 +170,28 @@ VMQ_SETTINGS = {
     # No default: a commented example (mqtt_default_ip/port); the start script adds <container ip>:1883.
     "listener.tcp.default": (ip_port, "127.0.0.1:1883", f"{VMQ_SCHEMA} ({{commented, ...}}), {VMQ_VARS}"),
     "listener.tcp.allowed_protocol_versions": (
+        lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
+        "3,4,5,131",
+        VMQ_SCHEMA,
+    ),
+    # TLS and WebSocket listeners ({datatype, ip}; commented examples mqtts_default_* 127.0.0.1:8883,
+    # mqtt_default_ws_* 127.0.0.1:8080); the start script adds listener.ws.default = <container ip>:8080
+    # unless DOCKER_VERNEMQ_LISTENER__WS__DEFAULT is set.
+    "listener.ssl.default": (ip_port, "127.0.0.1:8883", f"{VMQ_SCHEMA} ({{commented, ...}}), {VMQ_VARS}"),
+    "listener.ssl.mtls": (ip_port, "127.0.0.1:8883", f"{VMQ_SCHEMA} (listener.ssl.$name)"),
+    "listener.ws.default": (ip_port, "<container ip>:8080", f"{VMQ_SCHEMA}, {VMQ_VARS}, {DOCKER_VMQ} bin/vernemq.sh"),
+    # Protocol level: every ssl listener's unless one sets its own (vmq_schema:extract/4).
+    "listener.ssl.cafile": (tls_file("ca.pem"), '""', f"{VMQ_SCHEMA} (file-exists, file-is-readable)"),
+    "listener.ssl.certfile": (tls_file("server.pem"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
+    "listener.ssl.keyfile": (tls_file("server.key"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
+    # vmq_ssl:opts/1: fail_if_no_peer_cert = require_certificate, verify = verify_peer when on.
+    "listener.ssl.mtls.require_certificate": (one_of("on", "off"), "off", f"{VMQ_SCHEMA}, {VMQ_SSL}"),
+    "listener.ssl.allowed_protocol_versions": (
+        lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
+        "3,4,5,131",
+        VMQ_SCHEMA,
+    ),
+    "listener.ws.allowed_protocol_versions": (
         lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
         "3,4,5,131",
         VMQ_SCHEMA,
@@ -180,8 +225,27 @@ def emqx_variables_name_settings_of_the_pinned_version():
         assert path in EMQX_SETTINGS, f"{var}: {path} is not a setting read from {EMQX}"
         check, _, source = EMQX_SETTINGS[path]
         assert check(value), f"{var}={value}: not a valid {path} ({source})"
-        # Values are parsed as HOCON literals (hocon_tconf:parse_env): keep them plain.
-        assert re.fullmatch(r"[\w.@:-]+", value), f"{var}={value}: HOCON would parse it"
+        # Values are parsed as HOCON literals (hocon_tconf:parse_env): keep them plain. An
+        # absolute path is none (no token starts with one `/`, two start a comment), so it is
+        # taken as the string it is.
+        plain = re.fullmatch(r"[\w.@:-]+", value) or re.fullmatch(r"(/[\w.-]+)+", value)
+        assert plain, f"{var}={value}: HOCON would parse it"
+
+
+def emqx_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes():
+    env = {emqx_path(k): v for k, v in env_file("emqx")}
+    # The default ssl and ws listeners bind 0.0.0.0:8883 and 0.0.0.0:8083, ws at mqtt_path
+    # /mqtt (default_listener/1, ws_opts); the mtls one binds the port we give it.
+    assert env["listeners.ssl.default.enable"] == env["listeners.ws.default.enable"] == "true"
+    assert not [k for k in env if re.fullmatch(r"listeners\.(ssl\.default|ws\.default)\.(bind|websocket\..*)", k)]
+    assert env["listeners.ssl.mtls.bind"] == "8884"
+    # Mutual TLS: the client's certificate is asked for, checked against our CA, and required.
+    assert env["listeners.ssl.mtls.ssl_options.verify"] == "verify_peer"
+    assert env["listeners.ssl.mtls.ssl_options.fail_if_no_peer_cert"] == "true"
+    assert "listeners.ssl.default.ssl_options.verify" not in env  # verify_none: any client
+    block = compose_service("emqx")
+    for var, port in (("MQTTS_PORT", 8883), ("MTLS_PORT", 8884), ("WS_PORT", 8083)):
+        assert f"127.0.0.1:${{{var}:-{port}}}:{port}" in block, var
 
 
 def emqx_secrets_are_exported_by_a_wrapper_not_listed_in_the_env_file():
@@ -241,6 +305,23 @@ def vernemq_variables_become_known_vernemq_conf_lines():
         assert check(conf_value), f"{var}={value}: not a valid {key} ({source})"
 
 
+def vernemq_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes():
+    conf = dict(vernemq_conf_line(k, v).split("=", 1) for k, v in env_file("vernemq"))
+    assert conf["listener.ssl.default"] == "0.0.0.0:8883" and conf["listener.ssl.mtls"] == "0.0.0.0:8884"
+    assert conf["listener.ws.default"] == "0.0.0.0:8083"  # cowboy route "/mqtt", subprotocol mqtt
+    # Mutual TLS on mtls alone: the protocol-level flag would be every ssl listener's.
+    assert conf["listener.ssl.mtls.require_certificate"] == "on" and "listener.ssl.require_certificate" not in conf
+    # configure_vernemq_listeners splits each DOCKER_VERNEMQ_LISTENER__* name at every `_` (IFS='__')
+    # and writes a listener on <container ip> for a value `true` with no property, or a PORT property.
+    for var, value in env_file("vernemq"):
+        if var.startswith("DOCKER_VERNEMQ_LISTENER__"):
+            assert value != "true" and not var.endswith("__PORT"), f"{var}: the start script adds a listener for it"
+    block = compose_service("vernemq")
+    for var, port in (("MQTTS_PORT", 8883), ("MTLS_PORT", 8884), ("WS_PORT", 8083)):
+        assert f"127.0.0.1:${{{var}:-{port}}}:{port}" in block, var
+    assert "*secrets" in block  # the files init-tls makes, read-only
+
+
 def vernemq_http_listener_is_the_start_scripts_own():
     # bin/vernemq.sh adds listener.http.metrics = <container ip>:8888 unless
     # DOCKER_VERNEMQ_LISTENER__HTTP__METRICS is set; a 0.0.0.0:8888 listener beside it fails (eaddrinuse).
@@ -295,6 +376,11 @@ def broker_facts_state_the_upstream_defaults():
 FACTS = [
     ("EMQX variables name settings of 5.8.6, with valid values", f"{HOCON} src/hocon_tconf.erl; {SCHEMA}",
      emqx_variables_name_settings_of_the_pinned_version),
+    ("EMQX listens for TLS, mutual TLS and WebSocket on the ports compose publishes", f"{SCHEMA} (listeners, "
+     "mqtt_ssl_listener, mqtt_ws_listener, ws_opts mqtt_path, base_listener, to_ip_port, default_listener, "
+     "common_ssl_opts_schema, server_ssl_opts_schema, validate_server_ssl_opts); rel/config/examples/"
+     "listeners.ssl.conf.example, listeners.ws.conf.example, v5.8.6; tests/test_tls.py, test_websocket.py (what "
+     "our client sends: subprotocol mqtt)", emqx_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes),
     ("EMQX secrets come from the secrets volume through a wrapper, not from a file", f"{EMQX} "
      "deploy/docker/docker-entrypoint.sh (no *_FILE), apps/emqx_dashboard/src/emqx_dashboard_schema.erl "
      "(default_password: binary()), apps/emqx/src/emqx_schema_secret.erl (file:// only there)",
@@ -313,6 +399,13 @@ FACTS = [
      emqx_prometheus_stats_are_scraped_from_the_dashboard_listener_without_auth),
     ("VerneMQ variables become known vernemq.conf lines", f"{DOCKER_VMQ} bin/vernemq.sh; {VMQ_SCHEMA}; "
      f"{CUTTLEFISH} src/cuttlefish_conf.erl (last value wins)", vernemq_variables_become_known_vernemq_conf_lines),
+    ("VerneMQ listens for TLS, mutual TLS and WebSocket on the ports compose publishes", f"{VMQ_SCHEMA} "
+     "(listener.ssl.$name, listener.ws.$name, listener.ssl.cafile/certfile/keyfile, "
+     "listener.ssl.$name.require_certificate, validators file-is-pem); apps/vmq_server/src/vmq_schema.erl "
+     "(extract/4: protocol-level values are each listener's default), apps/vmq_server/src/vmq_ssl.erl (opts/1), "
+     "apps/vmq_server/src/vmq_ranch_config.erl (dispatch: \"/mqtt\"), apps/vmq_server/src/vmq_websocket.erl "
+     f"(SUPPORTED_PROTOCOLS mqtt); {DOCKER_VMQ} bin/vernemq.sh (configure_vernemq_listeners, listener.ws.default)",
+     vernemq_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes),
     ("VerneMQ metrics on the start script's HTTP listener", f"{DOCKER_VMQ} bin/vernemq.sh; {VMQ} "
      "apps/vmq_server/src/vmq_metrics_http.erl, apps/vmq_server/src/vmq_http_config.erl",
      vernemq_http_listener_is_the_start_scripts_own),
