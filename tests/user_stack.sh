@@ -22,14 +22,25 @@ cmd=$1 file=$2
 # shellcheck disable=SC1090
 . "$(secrets_file)"
 
+points() {
+  influx_curl -fsS "http://127.0.0.1:$INFLUXDB_PORT/api/v2/query?org=$INFLUXDB_ORG" \
+      -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' \
+      --data "from(bucket:\"$INFLUXDB_BUCKET\") |> range(start:-7d) |> filter(fn:(r) => r._measurement == \"mqtt_publishes\") |> group() |> count()" |
+    awk -F, 'NR==2 {print $NF}' | tr -d '\r'
+}
+
 snapshot() {
   "$ROOT/scripts/stack.sh" status >/dev/null || die "the native stack is not running: start it (scripts/bench.sh or scripts/stack.sh up) first"
-  local n
-  n=$(influx_curl -fsS "http://127.0.0.1:$INFLUXDB_PORT/api/v2/query?org=$INFLUXDB_ORG" \
-        -H 'Content-Type: application/vnd.flux' -H 'Accept: application/csv' \
-        --data "from(bucket:\"$INFLUXDB_BUCKET\") |> range(start:-7d) |> filter(fn:(r) => r._measurement == \"mqtt_publishes\") |> group() |> count()" |
-      awk -F, 'NR==2 {print $NF}' | tr -d '\r')
-  printf 'points=%s\n' "${n:-0}"
+  # Telegraf flushes every 5 s: a run that just ended still has points on
+  # their way. The count is the one that holds over a flush.
+  local n m _
+  m=$(points)
+  for _ in 1 2 3 4 5; do
+    sleep 6
+    n=$m m=$(points)
+    [[ "$n" == "$m" ]] && break
+  done
+  printf 'points=%s\n' "${m:-0}"
   "$ROOT/scripts/stack.sh" status | grep -F running
 }
 
