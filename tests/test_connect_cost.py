@@ -3,9 +3,12 @@ ramp read off the result's timeline, the CPU integrated over it from
 samples that each hold the mean since the one before."""
 
 from report.connect_cost import broker_cpu_per_connect, cpu_seconds, ramp
+from report.results import Run as ResultRun
 
 
-class Run:
+class Run(ResultRun):
+    """A result whose timeline holds these open connections, a second apart from 10 s."""
+
     def __init__(self, counts):
         self.data = {"timeline": [{"t": 10_000 + 1000 * i, "connections": n} for i, n in enumerate(counts)]}
 

@@ -9,15 +9,15 @@ from statistics import median
 
 def ramp(run):
     """(start ms, end ms, connections opened) of the run's connect ramp, or None."""
-    tl = [e for e in run.data.get("timeline") or [] if e.get("connections") is not None]
+    tl = run.open_connections()
     if not tl:
         return None
-    top = max(e["connections"] for e in tl)
+    top = max(n for _, n in tl)
     if top <= 0:
         return None
-    # Each entry closes its second: the ramp starts with the first one's second.
-    end = next(e["t"] for e in tl if e["connections"] >= top)
-    return tl[0]["t"] - 1000, end, top
+    # Each row closes its second: the ramp starts with the first one's second.
+    end = next(t for t, n in tl if n >= top)
+    return tl[0][0] - 1000, end, top
 
 
 def cpu_seconds(samples, start, end):

@@ -40,7 +40,7 @@ def outages(run):
     have none."""
     rows = run.data.get("outages") or []
     run_end = run.window()[1]
-    timeline = [(e["t"], e["connections"]) for e in run.data.get("timeline") or [] if "connections" in e]
+    timeline = run.open_connections()
     out = []
     for o in rows:
         end = o.get("end_ms")
