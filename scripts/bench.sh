@@ -233,9 +233,13 @@ else
     # From this environment (-e NAME): the record is not put in argv.
     impair_env=(-e "MQTT_URL=$impair_url" -e NETWORK -e TOXIPROXY_URL)
   fi
+  # The k6 service's own output, as this project's compose files resolve it
+  # (an override that moves Telegraf's listener moves it too): a fixed
+  # telegraf:8186 reached the user's native Telegraf from a host-network one.
+  k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
   log "running $scenario (run $run_id)"
   launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
-    k6 run --out "influxdb=http://telegraf:8186/k6" "${env_args[@]}" "$scenario.js"
+    k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop
   INFLUX_TOKEN=$(compose_secret influx_token)

@@ -29,9 +29,32 @@ sys.path.insert(0, str(ROOT / "scripts"))
 PORT_OFFSET = int(os.environ.get("MQTTBENCH_TEST_PORT_OFFSET", "0"))
 
 
+def _ephemeral_ports():
+    """The kernel's range for outgoing connections' source ports."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except OSError:
+        return 32768, 60999
+
+
+EPHEMERAL_PORTS = _ephemeral_ports()
+
+
 def loopback_port(base):
-    """A loopback port for a test server: base, moved by the offset."""
-    return base + PORT_OFFSET
+    """A loopback port for a test server: base, moved by the offset.
+
+    Never one from the ephemeral range: any client's connection (the suite
+    opens thousands) may hold it as its source port, and the server's bind
+    then fails now and then (CI: node_exporter on 39100)."""
+    port = base + PORT_OFFSET
+    low, high = EPHEMERAL_PORTS
+    if low <= port <= high:
+        raise ValueError(
+            f"test port {port} (base {base} + MQTTBENCH_TEST_PORT_OFFSET {PORT_OFFSET}) is in the "
+            f"kernel's ephemeral range {low}-{high}: pick a base below {low - PORT_OFFSET}"
+        )
+    return port
 
 
 TEST_PORTS = {

@@ -34,15 +34,16 @@ MODEL = {
 }
 
 
-def page(legend, stat_text, error=False):
-    """Panels drawn half a second after load, a loading bar gone after two."""
+def page(legend, stat_text, error=False, rows=1):
+    """Panels drawn half a second after load, a loading bar gone after two;
+    rows > 1: the row drawn that many times (repeated for more brokers)."""
     status = '<button data-testid="data-testid Panel status error"></button>' if error else ""
     panels = (
         f'<div data-testid="data-testid Panel header TPS in and out (msg/s)">{status}<h6>TPS in and out</h6>'
         '<div aria-label="Panel loading bar"></div>'
         f'<ul><li data-testid="data-testid VizLegend series {legend}">{legend}</li></ul></div>'
         f'<div data-testid="data-testid Panel header Lost messages"><h6>Lost messages</h6><p>{stat_text}</p></div>'
-    )
+    ) * rows
     return (
         "<html><body><div id=root></div><script>"
         f"setTimeout(() => {{ document.getElementById('root').innerHTML = {json.dumps(panels)};"
@@ -126,15 +127,16 @@ def test_clean_dashboards_pass_with_a_screenshot_each(tmp_path):
 
 @needs_chrome
 @pytest.mark.parametrize(
-    "legend,stat,error,why",
+    "legend,stat,error,rows,why",
     [
-        ('_value {_start="2026-11-24 14:55:59", stat="p50"}', "0", False, "shows '_start'"),
-        ("published", "_value 0", False, "a stat titled _value"),
-        ("published", "0", True, "shows an error"),
+        ('_value {_start="2026-11-24 14:55:59", stat="p50"}', "0", False, 1, "shows '_start'"),
+        ("published", "_value 0", False, 1, "a stat titled _value"),
+        ("published", "0", True, 1, "shows an error"),
+        ("published", "0", False, 2, "Lost messages: drawn 2 times"),
     ],
 )
-def test_a_group_key_a_value_title_or_an_error_fails(tmp_path, legend, stat, error, why):
-    grafana = FakeGrafana(page(legend, stat, error))
+def test_a_group_key_a_value_title_an_error_or_another_brokers_row_fails(tmp_path, legend, stat, error, rows, why):
+    grafana = FakeGrafana(page(legend, stat, error, rows))
     try:
         p = run_check(grafana, tmp_path, "--timeout", "15")
     finally:

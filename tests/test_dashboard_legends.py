@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import requests
 
-import grafana_dashboards as gd
+import grafana_broker_queries as broker_queries
+import grafana_flux
 import grafana_frames as gf
 from conftest import ROOT, bind, broker_panel_queries, load_dashboards, run_scenario_to_influx
 
@@ -93,7 +94,7 @@ def test_stats_show_only_the_value_in_colours_that_mean_what_they_say():
 
 
 def test_rate_ratio_turns_red_where_the_verdict_fails_a_step():
-    assert gd.RATE_REACHED == RATE_REACHED
+    assert grafana_flux.RATE_REACHED == RATE_REACHED
 
 
 def shape(p, series):
@@ -160,10 +161,10 @@ def p2p_run(stack, k6_bin, tmp_path_factory):
     over the quiet time before it)."""
     start = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     run_id = f"legend-{int(time.time())}"
-    steps = f"100:3s,200:{2 * gd.SYS_INTERVAL_S}s"
+    steps = f"100:3s,200:{2 * grafana_flux.SYS_INTERVAL_S}s"
     p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, tmp_path_factory.mktemp("res"), STEPS=steps)
     assert p.returncode == 0, p.stderr[-3000:]
-    time.sleep(5 * gd.SYS_INTERVAL_S + 1)
+    time.sleep(5 * grafana_flux.SYS_INTERVAL_S + 1)
     return start, run_id
 
 
@@ -231,7 +232,7 @@ def test_sys_values_hold_until_the_next_and_zero_shows_where_nothing_was_dropped
     # Nothing dropped: Mosquitto never published the topic, and 0 is drawn
     # through the run and after.
     assert dropped and all(v == 0 for _, v in dropped)
-    assert now - dropped[-1][0] < timedelta(seconds=3 * gd.SYS_INTERVAL_S)
+    assert now - dropped[-1][0] < timedelta(seconds=3 * grafana_flux.SYS_INTERVAL_S)
     rates = series(stack, "Messages received / sent (msg/s)", start, run_id)
     assert max(v for _, v in rates["received"]) > 50
     # After the run, the counter stopped changing: 0, not the last rate held.
@@ -260,7 +261,7 @@ def other_brokers(stack):
     start, stop = (datetime.fromtimestamp(now / 1e9 + s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") for s in (-60, 60))
     lines = []
     for broker in BROKERS[1:]:
-        for name, per_broker in gd.BROKER_SERIES.items():
+        for name, per_broker in broker_queries.BROKER_SERIES.items():
             if broker not in per_broker:
                 continue
             kind, field = per_broker[broker]

@@ -16,6 +16,13 @@ import pytest
 
 from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
 
+# wan adds 40 ms +/- 5 ms each way (toxiproxy/profiles.toml; Toxiproxy's
+# latency toxic draws the jitter evenly on both sides): a median of 80 ms
+# plus the broker's share, whose estimate from a few hundred messages may
+# fall a fraction of a millisecond short (CI drew 79.871). 1 ms below is
+# four standard errors.
+WAN_P50_MS = 79
+
 PORTS = {"TOXIPROXY_PORT": str(loopback_port(18474)), "TOXIPROXY_MQTT_PORT": str(loopback_port(12884))}
 
 
@@ -94,7 +101,7 @@ def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(s
         }
         assert net["added_latency_ms"]["pub_to_sub"] == 80
         p50 = res["latency_ms"]["pub_to_sub"]["p50"]
-        assert p50 >= 80, p50
+        assert p50 >= WAN_P50_MS, p50
         # P99_MS is the broker's share, on top of the 90 ms the path adds at
         # most (latency and jitter both ways): the bound of the threshold and
         # of the diagnosis, recorded as the run's p99_ms.
@@ -209,7 +216,7 @@ def test_compare_runs_one_broker_under_several_profiles_in_one_report(stack):
         clean = json.loads((ROOT / f"reports/raw/{cid}-mosquitto-none.json").read_text())
         wan = json.loads((ROOT / f"reports/raw/{cid}-mosquitto-wan.json").read_text())
         assert "network" not in clean and wan["network"]["profile"] == "wan"
-        assert wan["latency_ms"]["pub_to_sub"]["p50"] >= 80 > clean["latency_ms"]["pub_to_sub"]["p50"]
+        assert wan["latency_ms"]["pub_to_sub"]["p50"] >= WAN_P50_MS > clean["latency_ms"]["pub_to_sub"]["p50"]
         assert "mosquitto-none" in md and "mosquitto-wan" in md, md[:2000]
         assert "**Network:** profile `wan`" in md and "**Network:** not impaired (profile none)" in md
         # Both columns are Mosquitto's: its configuration is disclosed for each.
@@ -290,7 +297,7 @@ def test_a_run_split_over_instances_goes_through_one_proxy_and_the_merge_keeps_t
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         merged = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
         assert merged["merge"]["instances_expected"] == 2
-        assert merged["network"]["profile"] == "wan" and merged["latency_ms"]["pub_to_sub"]["p50"] >= 80
+        assert merged["network"]["profile"] == "wan" and merged["latency_ms"]["pub_to_sub"]["p50"] >= WAN_P50_MS
         assert "Network impaired: profile `wan`" in (ROOT / f"reports/{run_id}/report.md").read_text()
     finally:
         cleanup(run_id)

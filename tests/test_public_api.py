@@ -40,4 +40,4 @@ def test_index_d_ts_declares_exactly_the_public_exports_and_none_of_the_internal
     assert not declared() & internal
     # What the issue named plumbing is internal.
     assert {"note", "notes", "checkSamples", "withoutSamples", "claimResult", "segment", "share"} <= internal
-    assert {"histograms", "streams", "setPlan", "resultFile"} <= internal
+    assert {"histograms", "streams", "setPlan", "resultFile", "interrupted"} <= internal

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 import broker_facts
-from conftest import ROOT, lib_value, run_scenario_to_influx
+from conftest import ROOT, TEST_PORTS, lib_value, run_scenario_to_influx
 from report import tables
 
 
@@ -287,3 +287,41 @@ def test_connection_scenario_report(stack, k6_bin, tmp_path):
     assert t["connections"]["rate"] and t["connections"]["connect_p99_ms"] > 0
     md = (tmp_path / run_id / "report.md").read_text()
     assert "No publish steps" in md and "| 100 | 0 | 100.000% |" in md
+
+
+def test_the_broker_cpu_per_new_connection_tells_tls_from_tcp(stack, k6_bin, tmp_path):
+    # A 4 s connect ramp (the test stack samples the broker every second):
+    # the same 200 clients over TCP and over TLS, reported side by side.
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    env = dict(os.environ, INFLUX_URL=stack.influx, INFLUX_TOKEN=stack.token)
+    cost = {}
+    for scenario, url in [
+        ("conn-tcp-10K-100", stack.mqtt_url),
+        ("conn-tls-10K-100", f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}"),
+    ]:
+        run_id = f"report-{scenario}-{int(time.time() * 1000)}"
+        p, _ = run_scenario_to_influx(
+            stack,
+            k6_bin,
+            scenario,
+            run_id,
+            raw,
+            MQTT_URL=url,
+            MQTTBENCH_STATE=str(stack.state),
+            SCALE="0.02",
+            CONNECT_RATE="50",
+            DURATION="6s",
+        )
+        assert p.returncode == 0, p.stderr[-2000:]
+        time.sleep(2)  # Telegraf's last flush
+        r = report([run_id, "--results", str(raw), "--out", str(tmp_path)], env)
+        assert r.returncode == 0, r.stderr
+        c = json.loads((tmp_path / run_id / "results.json").read_text())["connections"]
+        assert c["established"] == 200 and 3 <= c["connect_ramp_s"] <= 6, c
+        assert c["broker_cpu_ms_per_connect"] and c["broker_cpu_ms_per_connect"] > 0, c
+        md = (tmp_path / run_id / "report.md").read_text()
+        assert f"Broker CPU per new connection: {c['broker_cpu_ms_per_connect']:,.3f} ms" in md, md
+        cost[scenario] = c["broker_cpu_ms_per_connect"]
+    # A TLS handshake costs Mosquitto more than a plain CONNECT (7x here).
+    assert cost["conn-tls-10K-100"] > cost["conn-tcp-10K-100"], cost

@@ -113,9 +113,11 @@ def test_broker_outages_are_tabled_and_shaded(stack, gap_run, tmp_path):
     assert r.returncode == 0, r.stderr
     d = tmp_path / gap_run["run_id"]
     md = (d / "report.md").read_text()
-    assert "| Outage start (UTC) | Outage end (UTC) | Length (s) | Most connections down at once |" in md
-    assert "| 3.0 | 7 |" in md
-    assert "| not over when the run ended | 2.5 | 40 |" in md
+    header = "| Outage start (UTC) | Outage end (UTC) | Length (s) | Most connections down at once |"
+    assert header + " Most back in one second |" in md
+    # The run's timeline holds its connections open throughout: none came back.
+    assert "| 3.0 | 7 | n/a |" in md
+    assert "| not over when the run ended | 2.5 | 40 | n/a |" in md
     t = json.loads((d / "results.json").read_text())
     assert [o["max_down"] for o in t["outages"]] == [7, 40] and t["outages"][1]["span_end_ms"] == end
     for chart in ("cpu.png", "throughput.png", "latency.png"):
@@ -156,3 +158,12 @@ def test_chart_lines_stop_at_a_gap():
     out = charts._broken(pts, [(2000, 9000)])
     assert [t for t, _ in out] == [1000, 2000, 5500, 9000, 10_000] and math.isnan(out[2][1])
     assert charts._broken(pts, []) == pts
+
+
+def test_the_peak_accept_rate_is_the_largest_rise_of_open_connections_in_one_second_of_an_outage():
+    timeline = [(1000 * i, n) for i, n in enumerate([100, 100, 0, 0, 30, 90, 100, 100])]
+    # The outage from 2 s (all down) to 6 s (all back): +30, +60, +10.
+    assert gaps.peak_back(timeline, 2000, 6000) == 60
+    # A rise after the outage's second-after is not its.
+    assert gaps.peak_back(timeline, 2000, 2000) is None
+    assert gaps.peak_back([], 0, 1000) is None

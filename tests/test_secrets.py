@@ -91,13 +91,13 @@ def test_no_secret_reaches_any_argv(tmp_path, stack):
     log = tmp_path / "argv.log"
     s = Stack(tmp_path / "fresh")
     s.env.update(
-        INFLUXDB_PORT=str(loopback_port(38086)),
-        TELEGRAF_K6_PORT=str(loopback_port(37186)),
-        NODE_EXPORTER_PORT=str(loopback_port(39100)),
-        MQTT_PORT=str(loopback_port(31883)),
-        MQTTS_PORT=str(loopback_port(34841)),
-        MTLS_PORT=str(loopback_port(34842)),
-        WS_PORT=str(loopback_port(34843)),
+        INFLUXDB_PORT=str(loopback_port(25086)),
+        TELEGRAF_K6_PORT=str(loopback_port(25186)),
+        NODE_EXPORTER_PORT=str(loopback_port(25100)),
+        MQTT_PORT=str(loopback_port(25883)),
+        MQTTS_PORT=str(loopback_port(25841)),
+        MTLS_PORT=str(loopback_port(25842)),
+        WS_PORT=str(loopback_port(25843)),
         PATH=f"{shims}:{os.environ['PATH']}",
         SHIM_DIR=str(shims),
         ARGV_LOG=str(log),

@@ -43,6 +43,10 @@ def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_i
         report = (ROOT / f"reports/{run_id}/report.md").read_text()
         assert "Reconnect storm (`storm-1K-1K-1K-10s`)" in report and "(2,000 went down)" in report
         assert (ROOT / f"reports/{run_id}/connections.png").is_file()
+        # The broker's peak accept rate: some second took many of them back.
+        [o] = json.loads((ROOT / f"reports/{run_id}/results.json").read_text())["outages"]
+        assert 0 < o["peak_back_per_s"] <= 2000, o
+        assert f"| 2000 | {o['peak_back_per_s']} |" in report, report
         assert not any(socket.socket().connect_ex(("127.0.0.1", int(p))) == 0 for p in PORTS.values()), (
             "Toxiproxy outlived the run"
         )

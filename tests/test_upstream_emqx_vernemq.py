@@ -102,6 +102,11 @@ def ip_port(v):
     return bool(re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}:\d{1,5}", v))
 
 
+def tls_file(name):
+    """The file compose's init-tls makes (scripts/init/tls.sh), in the secrets volume."""
+    return lambda v: v == f"/run/secrets/mqtt-bench/tls/{name}"
+
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 SCHEMA = f"{EMQX} apps/emqx/src/emqx_schema.erl"
 CONF_SCHEMA = f"{EMQX} apps/emqx_conf/src/emqx_conf_schema.erl"
@@ -119,8 +124,27 @@ EMQX_SETTINGS = {
     "force_shutdown.max_heap_size": (size(128 * 1024**3), "32MB", SCHEMA),
     # emqx_listeners:default_max_conn() -> <<"infinity">>.
     "listeners.tcp.default.max_connections": (integer(1, infinity=True), "infinity", SCHEMA),
+    # base_listener/1: acceptors, pos_integer(), default 16.
+    "listeners.tcp.default.acceptors": (integer(1), "16", SCHEMA),
     "listeners.ssl.default.enable": (one_of("true", "false"), "true", SCHEMA),
     "listeners.ws.default.enable": (one_of("true", "false"), "true", SCHEMA),
+    # The ssl listeners: listeners.ssl.<name> (tombstone_map of mqtt_ssl_listener), ssl_options
+    # (listener_ssl_opts: common_ssl_opts_schema, server_ssl_opts_schema); the files default to
+    # ${EMQX_ETC_DIR}/certs/ (cert_file/2, default_listener(ssl)).
+    **{
+        f"listeners.ssl.{name}.ssl_options.{key}": (tls_file(file), f"${{EMQX_ETC_DIR}}/certs/{default}", SCHEMA)
+        for name in ("default", "mtls")
+        for key, file, default in (
+            ("certfile", "server.pem", "cert.pem"),
+            ("keyfile", "server.key", "key.pem"),
+            ("cacertfile", "ca.pem", "cacert.pem"),
+        )
+    },
+    # base_listener bind: ip_port(); to_ip_port takes a port alone (every address); mqtt_listener(8883).
+    "listeners.ssl.mtls.bind": (integer(1, 65535), "8883", SCHEMA),
+    "listeners.ssl.mtls.ssl_options.verify": (one_of("verify_peer", "verify_none"), "verify_none", SCHEMA),
+    # validate_server_ssl_opts: true needs verify = verify_peer.
+    "listeners.ssl.mtls.ssl_options.fail_if_no_peer_cert": (one_of("true", "false"), "false", SCHEMA),
     "listeners.wss.default.enable": (one_of("true", "false"), "true", SCHEMA),
     "prometheus.enable_basic_auth": (
         one_of("true", "false"),
@@ -132,6 +156,9 @@ EMQX_SETTINGS = {
 
 VMQ_SCHEMA = f"{VMQ} apps/vmq_server/priv/vmq_server.schema"
 VMQ_VARS = f"{VMQ} vars.config"
+# vernemq 2.1.1 rebar.config installs it as share/schema/33-eleveldb.schema.
+LEVELDB = "basho/eleveldb 0ad275cc18da6f9ce77ddef1a6a73465b0424afe (vernemq 2.1.1 rebar.lock)"
+VMQ_SSL = f"{VMQ} apps/vmq_server/src/vmq_ssl.erl"
 VM_SCHEMA = f"{CUTTLEFISH} priv/erlang_vm.schema (vm.args of the image wins: {DOCKER_VMQ} files/vm.args)"
 
 # vernemq.conf keys we set: key -> (value check, default, citation).
@@ -147,11 +174,35 @@ VMQ_SETTINGS = {
         "3,4,5,131",
         VMQ_SCHEMA,
     ),
+    # TLS and WebSocket listeners ({datatype, ip}; commented examples mqtts_default_* 127.0.0.1:8883,
+    # mqtt_default_ws_* 127.0.0.1:8080); the start script adds listener.ws.default = <container ip>:8080
+    # unless DOCKER_VERNEMQ_LISTENER__WS__DEFAULT is set.
+    "listener.ssl.default": (ip_port, "127.0.0.1:8883", f"{VMQ_SCHEMA} ({{commented, ...}}), {VMQ_VARS}"),
+    "listener.ssl.mtls": (ip_port, "127.0.0.1:8883", f"{VMQ_SCHEMA} (listener.ssl.$name)"),
+    "listener.ws.default": (ip_port, "<container ip>:8080", f"{VMQ_SCHEMA}, {VMQ_VARS}, {DOCKER_VMQ} bin/vernemq.sh"),
+    # Protocol level: every ssl listener's unless one sets its own (vmq_schema:extract/4).
+    "listener.ssl.cafile": (tls_file("ca.pem"), '""', f"{VMQ_SCHEMA} (file-exists, file-is-readable)"),
+    "listener.ssl.certfile": (tls_file("server.pem"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
+    "listener.ssl.keyfile": (tls_file("server.key"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
+    # vmq_ssl:opts/1: fail_if_no_peer_cert = require_certificate, verify = verify_peer when on.
+    "listener.ssl.mtls.require_certificate": (one_of("on", "off"), "off", f"{VMQ_SCHEMA}, {VMQ_SSL}"),
+    "listener.ssl.allowed_protocol_versions": (
+        lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
+        "3,4,5,131",
+        VMQ_SCHEMA,
+    ),
+    "listener.ws.allowed_protocol_versions": (
+        lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
+        "3,4,5,131",
+        VMQ_SCHEMA,
+    ),
     "listener.max_connections": (integer(infinity=True), "10000", VMQ_VARS),
     "listener.nr_of_acceptors": (integer(1), "10", VMQ_VARS),
     "max_inflight_messages": (integer(0), "20", VMQ_SCHEMA),
     "max_online_messages": (integer(-1), "1000", VMQ_SCHEMA),
     "max_offline_messages": (integer(-1), "1000", VMQ_SCHEMA),
+    # Percent of the memory memsup reports; c_src/eleveldb.cc takes 1..100.
+    "leveldb.maximum_memory.percent": (integer(1, 100), "70", f"{LEVELDB} priv/eleveldb.schema"),
     # filter_subscribers/2 clauses in apps/vmq_server/src/vmq_shared_subscriptions.erl.
     "shared_subscription_policy": (
         one_of("prefer_local", "local_only", "random", "prefer_online_before_local"),
@@ -174,8 +225,27 @@ def emqx_variables_name_settings_of_the_pinned_version():
         assert path in EMQX_SETTINGS, f"{var}: {path} is not a setting read from {EMQX}"
         check, _, source = EMQX_SETTINGS[path]
         assert check(value), f"{var}={value}: not a valid {path} ({source})"
-        # Values are parsed as HOCON literals (hocon_tconf:parse_env): keep them plain.
-        assert re.fullmatch(r"[\w.@:-]+", value), f"{var}={value}: HOCON would parse it"
+        # Values are parsed as HOCON literals (hocon_tconf:parse_env): keep them plain. An
+        # absolute path is none (no token starts with one `/`, two start a comment), so it is
+        # taken as the string it is.
+        plain = re.fullmatch(r"[\w.@:-]+", value) or re.fullmatch(r"(/[\w.-]+)+", value)
+        assert plain, f"{var}={value}: HOCON would parse it"
+
+
+def emqx_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes():
+    env = {emqx_path(k): v for k, v in env_file("emqx")}
+    # The default ssl and ws listeners bind 0.0.0.0:8883 and 0.0.0.0:8083, ws at mqtt_path
+    # /mqtt (default_listener/1, ws_opts); the mtls one binds the port we give it.
+    assert env["listeners.ssl.default.enable"] == env["listeners.ws.default.enable"] == "true"
+    assert not [k for k in env if re.fullmatch(r"listeners\.(ssl\.default|ws\.default)\.(bind|websocket\..*)", k)]
+    assert env["listeners.ssl.mtls.bind"] == "8884"
+    # Mutual TLS: the client's certificate is asked for, checked against our CA, and required.
+    assert env["listeners.ssl.mtls.ssl_options.verify"] == "verify_peer"
+    assert env["listeners.ssl.mtls.ssl_options.fail_if_no_peer_cert"] == "true"
+    assert "listeners.ssl.default.ssl_options.verify" not in env  # verify_none: any client
+    block = compose_service("emqx")
+    for var, port in (("MQTTS_PORT", 8883), ("MTLS_PORT", 8884), ("WS_PORT", 8083)):
+        assert f"127.0.0.1:${{{var}:-{port}}}:{port}" in block, var
 
 
 def emqx_secrets_are_exported_by_a_wrapper_not_listed_in_the_env_file():
@@ -235,6 +305,23 @@ def vernemq_variables_become_known_vernemq_conf_lines():
         assert check(conf_value), f"{var}={value}: not a valid {key} ({source})"
 
 
+def vernemq_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes():
+    conf = dict(vernemq_conf_line(k, v).split("=", 1) for k, v in env_file("vernemq"))
+    assert conf["listener.ssl.default"] == "0.0.0.0:8883" and conf["listener.ssl.mtls"] == "0.0.0.0:8884"
+    assert conf["listener.ws.default"] == "0.0.0.0:8083"  # cowboy route "/mqtt", subprotocol mqtt
+    # Mutual TLS on mtls alone: the protocol-level flag would be every ssl listener's.
+    assert conf["listener.ssl.mtls.require_certificate"] == "on" and "listener.ssl.require_certificate" not in conf
+    # configure_vernemq_listeners splits each DOCKER_VERNEMQ_LISTENER__* name at every `_` (IFS='__')
+    # and writes a listener on <container ip> for a value `true` with no property, or a PORT property.
+    for var, value in env_file("vernemq"):
+        if var.startswith("DOCKER_VERNEMQ_LISTENER__"):
+            assert value != "true" and not var.endswith("__PORT"), f"{var}: the start script adds a listener for it"
+    block = compose_service("vernemq")
+    for var, port in (("MQTTS_PORT", 8883), ("MTLS_PORT", 8884), ("WS_PORT", 8083)):
+        assert f"127.0.0.1:${{{var}:-{port}}}:{port}" in block, var
+    assert "*secrets" in block  # the files init-tls makes, read-only
+
+
 def vernemq_http_listener_is_the_start_scripts_own():
     # bin/vernemq.sh adds listener.http.metrics = <container ip>:8888 unless
     # DOCKER_VERNEMQ_LISTENER__HTTP__METRICS is set; a 0.0.0.0:8888 listener beside it fails (eaddrinuse).
@@ -289,6 +376,11 @@ def broker_facts_state_the_upstream_defaults():
 FACTS = [
     ("EMQX variables name settings of 5.8.6, with valid values", f"{HOCON} src/hocon_tconf.erl; {SCHEMA}",
      emqx_variables_name_settings_of_the_pinned_version),
+    ("EMQX listens for TLS, mutual TLS and WebSocket on the ports compose publishes", f"{SCHEMA} (listeners, "
+     "mqtt_ssl_listener, mqtt_ws_listener, ws_opts mqtt_path, base_listener, to_ip_port, default_listener, "
+     "common_ssl_opts_schema, server_ssl_opts_schema, validate_server_ssl_opts); rel/config/examples/"
+     "listeners.ssl.conf.example, listeners.ws.conf.example, v5.8.6; tests/test_tls.py, test_websocket.py (what "
+     "our client sends: subprotocol mqtt)", emqx_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes),
     ("EMQX secrets come from the secrets volume through a wrapper, not from a file", f"{EMQX} "
      "deploy/docker/docker-entrypoint.sh (no *_FILE), apps/emqx_dashboard/src/emqx_dashboard_schema.erl "
      "(default_password: binary()), apps/emqx/src/emqx_schema_secret.erl (file:// only there)",
@@ -307,6 +399,13 @@ FACTS = [
      emqx_prometheus_stats_are_scraped_from_the_dashboard_listener_without_auth),
     ("VerneMQ variables become known vernemq.conf lines", f"{DOCKER_VMQ} bin/vernemq.sh; {VMQ_SCHEMA}; "
      f"{CUTTLEFISH} src/cuttlefish_conf.erl (last value wins)", vernemq_variables_become_known_vernemq_conf_lines),
+    ("VerneMQ listens for TLS, mutual TLS and WebSocket on the ports compose publishes", f"{VMQ_SCHEMA} "
+     "(listener.ssl.$name, listener.ws.$name, listener.ssl.cafile/certfile/keyfile, "
+     "listener.ssl.$name.require_certificate, validators file-is-pem); apps/vmq_server/src/vmq_schema.erl "
+     "(extract/4: protocol-level values are each listener's default), apps/vmq_server/src/vmq_ssl.erl (opts/1), "
+     "apps/vmq_server/src/vmq_ranch_config.erl (dispatch: \"/mqtt\"), apps/vmq_server/src/vmq_websocket.erl "
+     f"(SUPPORTED_PROTOCOLS mqtt); {DOCKER_VMQ} bin/vernemq.sh (configure_vernemq_listeners, listener.ws.default)",
+     vernemq_listens_for_tls_mutual_tls_and_websocket_where_compose_publishes),
     ("VerneMQ metrics on the start script's HTTP listener", f"{DOCKER_VMQ} bin/vernemq.sh; {VMQ} "
      "apps/vmq_server/src/vmq_metrics_http.erl, apps/vmq_server/src/vmq_http_config.erl",
      vernemq_http_listener_is_the_start_scripts_own),
@@ -349,3 +448,60 @@ def test_readme_says_what_was_run_and_what_only_read(broker):
     assert "was run once" in section and "does not run in this workplace's tests" in section
     assert "tests/test_broker_captures.py" in section and "scripts/conformance.sh" in section
     assert "| fact | our value | upstream source |" in section
+
+
+# ---- tuning for benchmarks: what each broker's own docs recommend -----------
+# Each row: a setting the broker's docs recommend for benchmarking or
+# performance, the docs' value, whether our config adopts it, and the docs'
+# page. The setting's name and value syntax are verified in the source above
+# (EMQX_SETTINGS / VMQ_SETTINGS); "## Tuning for benchmarks" in the broker's
+# README says why each is or is not adopted, and what is given up.
+
+EMQX_DOCS = "emqx/emqx-docs release-5.8 (9046f8cbf5e9) en_US/performance/tune.md"
+VMQ_DOCS = "vernemq/vmq-docs 2.1.0 (e69b3b3db7ca)"
+
+EMQX_TUNING = [
+    ("listeners.tcp.default.acceptors", "64", True, f"{EMQX_DOCS} (EMQX Tuning)"),
+    ("listeners.tcp.default.max_connections", "1024000", True, f"{EMQX_DOCS} (EMQX Tuning)"),
+    # Not adopted: ports beyond the container's open-files limit (1048576) cannot be used.
+    ("node.max_ports", "2097152", False, f"{EMQX_DOCS} (Erlang VM Tuning)"),
+]
+VMQ_TUNING = [
+    ("leveldb.maximum_memory.percent", "20", True, f"{VMQ_DOCS} configuration/storage.md"),
+]
+
+
+def tuning_rows(broker):
+    """The rows of the README's "Tuning for benchmarks" table: first cell -> cells."""
+    text = (ROOT / f"brokers/{broker}/README.md").read_text()
+    section = text.partition("## Tuning for benchmarks")[2].partition("\n## ")[0]
+    assert section, f"brokers/{broker}/README.md has no 'Tuning for benchmarks' section"
+    assert "not measured here" in section, "say that the figures are the docs', not measured here"
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 6:
+            rows[cells[0]] = cells
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("broker", "tuning", "ours"),
+    [
+        ("emqx", EMQX_TUNING, lambda: {emqx_path(k): v for k, v in env_file("emqx")}),
+        ("vernemq", VMQ_TUNING, lambda: dict(vernemq_conf_line(k, v).split("=", 1) for k, v in env_file("vernemq"))),
+    ],
+    ids=["emqx", "vernemq"],
+)
+def test_tuning_follows_the_brokers_own_docs(broker, tuning, ours):
+    settings, rows, conf = (EMQX_SETTINGS if broker == "emqx" else VMQ_SETTINGS), tuning_rows(broker), ours()
+    for key, docs_value, adopted, citation in tuning:
+        assert citation
+        row = next((cells for first, cells in rows.items() if f"`{key}`" in first), None)
+        assert row, f"{broker}: the docs' {key} = {docs_value} is not in the README's tuning table"
+        assert row[3].startswith("yes" if adopted else "no"), f"{broker} {key}: adopted is {adopted}"
+        if adopted:
+            assert conf.get(key) == docs_value, f"{broker}: {key} = {docs_value} ({citation}) is not set"
+            assert key in settings, f"{key}: verify it in the source before adopting it"
+        else:
+            assert conf.get(key) != docs_value

@@ -86,6 +86,22 @@ NANOMQ_KEYS = {
     "mqtt.keepalive_multiplier": NUMBER,
     "listeners.tcp.bind": r'"[\d.]+:\d+"',
     "listeners.tcp.enable": BOOL,
+    # conf_tls_parse_ver2: each object in listeners.ssl with a bind is one TLS listener
+    # (config->tls_list); conf_tls_parse_ver2_base reads the files.
+    **{
+        f"listeners.ssl.{name}.{key}": pattern
+        for name in ("tls", "mtls")
+        for key, pattern in (
+            ("bind", r'"[\d.]+:\d+"'),
+            ("keyfile", STRING),
+            ("certfile", STRING),
+            ("cacertfile", STRING),
+            ("verify_peer", BOOL),
+            ("fail_if_no_peer_cert", BOOL),
+        )
+    },
+    # conf_basic_parse_ver2: the bind's path is the WebSocket path.
+    "listeners.ws.bind": r'"[\d.]+:\d+/[\w/]+"',
     "http_server.port": NUMBER,
     "http_server.ip_addr": STRING,
     "http_server.limit_conn": NUMBER,
@@ -175,6 +191,26 @@ def check_metrics_endpoint():
     assert f'username = "${{NANOMQ_HTTP_USERNAME:-{NANOMQ["http_server.username"]}}}"' in TELEGRAF_NANOMQ
 
 
+def check_tls_and_websocket_listeners():
+    tls = "/run/secrets/mqtt-bench/tls"
+    ssl = {k.removeprefix("listeners.ssl."): v for k, v in NANOMQ.items() if k.startswith("listeners.ssl.")}
+    # Named listeners only: a bind at listeners.ssl itself would be config->tls, which also
+    # starts a secure WebSocket listener on 8086 (broker_start: websocket.tls_enable is always set).
+    assert {k.split(".")[0] for k in ssl} == {"tls", "mtls"} and "listeners.ssl.bind" not in NANOMQ
+    for name, port in (("tls", 8883), ("mtls", 8884)):
+        assert ssl[f"{name}.bind"] == f'"0.0.0.0:{port}"'
+        files = (ssl[f"{name}.{k}"] for k in ("keyfile", "certfile", "cacertfile"))
+        assert list(files) == [f'"{tls}/server.key"', f'"{tls}/server.pem"', f'"{tls}/ca.pem"']
+    # init_listener_tls: verify_peer and fail_if_no_peer_cert -> NNG_TLS_AUTH_MODE_REQUIRED.
+    assert ssl["mtls.verify_peer"] == ssl["mtls.fail_if_no_peer_cert"] == "true"
+    assert "tls.verify_peer" not in ssl  # NNG_TLS_AUTH_MODE_NONE
+    assert NANOMQ["listeners.ws.bind"] == '"0.0.0.0:8083/mqtt"'
+    service = compose_service("nanomq")
+    for var, port in (("MQTTS_PORT", 8883), ("MTLS_PORT", 8884), ("WS_PORT", 8083)):
+        assert f"127.0.0.1:${{{var}:-{port}}}:{port}" in service, var
+    assert "*secrets" in service
+
+
 def check_defaults_claimed():
     rows = {c["setting"]: c["default"] for c in facts("nanomq")["changes"]}
     assert rows["`mqtt.max_mqueue_len`"].startswith("20480 built in (2048 in the image's own")
@@ -211,6 +247,16 @@ NANOMQ_FACTS = [
      f"read_env_conf; {NMQ} nanomq/apps/broker.c broker_start (env after the file)", check_env_names),
     ("prometheus_at_api_v4", f"{NMQ} nanomq/include/rest_api.h REST_URI_ROOT; nanomq/rest_api.c process_request, "
      "get_prometheus; nanomq/include/web_server.h HTTP_DEFAULT_ADDR 0.0.0.0", check_metrics_endpoint),
+    ("tls_mutual_tls_and_websocket_listeners",
+     f"{NNG} src/supplemental/nanolib/conf_ver2.c conf_tls_parse_ver2 (single listener, then \"parsing for "
+     "multiple listener\": every object in listeners.ssl with a bind), conf_tls_parse_ver2_base, "
+     "conf_basic_parse_ver2 (listeners.ws bind -> nmq-ws://), src/sp/transport/mqttws/nmq_websocket.c "
+     "wstran_listener_init (subprotocol mqtt), src/supplemental/websocket/websocket.c (a missing or other "
+     f"subprotocol is refused), include/nng/supplemental/nanolib/conf.h (CONF_WSS_URL_DEFAULT); {NMQ} "
+     "nanomq/apps/broker.c broker_start (tls_list, tls, websocket listeners), nanomq/mqtt_api.c "
+     "init_listener_tls (verify_peer + fail_if_no_peer_cert: NNG_TLS_AUTH_MODE_REQUIRED), "
+     "docs/en_US/config-description/listener.md, deploy/docker/Dockerfile-slim (NNG_ENABLE_TLS=ON)",
+     check_tls_and_websocket_listeners),
     ("defaults_we_claim", f"{NNG} src/supplemental/nanolib/conf.c conf_init, conf_log_init, conf_http_server_init; "
      f"{NMQ} etc/nanomq.conf (the image's /etc/nanomq.conf)", check_defaults_claimed),
 ]  # fmt: skip

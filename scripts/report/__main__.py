@@ -52,10 +52,6 @@ def connect_influx(skip):
 class KeptReport(Exception):
     """A complete report was kept rather than replaced by one missing data; the message says why."""
 
-    def __init__(self, message, t):
-        super().__init__(message)
-        self.t = t
-
 
 def complete_report(out):
     """The results.json of a report in out made with all its InfluxDB data, or None."""
@@ -99,8 +95,7 @@ def report_one(run, influx, influx_problem, args):
             f"kept {out / 'report.md'}, a complete report (made {old.get('written_at', 'earlier')} with InfluxDB "
             f"{old.get('influx_url') or 'data'}), rather than replace it with one that lacks data: "
             + "; ".join(t["missing"])
-            + f". To replace it, make InfluxDB answer and rerun, or write elsewhere with --out (or remove {out})",
-            old,
+            + f". To replace it, make InfluxDB answer and rerun, or write elsewhere with --out (or remove {out})"
         )
     t["influx_url"] = influx.url if influx else None
     t["written_at"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -134,12 +129,14 @@ def report_one(run, influx, influx_problem, args):
     if t["generator"]["warning"]:
         print(f"warning: {t['generator']['warning']}", file=sys.stderr)
     print(f"report: {out / 'report.md'}")
-    return t, run
+    return run, (res, t)
 
 
-def compare(runs, args, dirs):
+def compare(done, args, dirs):
     """The comparison of several runs, written as scripts/compare.sh writes
-    its own (report.brokers): a column per run, named by its run id."""
+    its own (report.brokers): a column per run, named by its run id. done:
+    [(run, (res, t) of its report just made, or None when a report was kept)]."""
+    runs = [run for run, _ in done]
     manifest = {
         "compare_id": "compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         "runs": True,
@@ -155,7 +152,8 @@ def compare(runs, args, dirs):
             for run in runs
         ],
     }
-    brokers.write(manifest, dirs, Path(args.out) / manifest["compare_id"])
+    built = {run.run_id: b for run, b in done if b is not None}
+    brokers.write(manifest, dirs, Path(args.out) / manifest["compare_id"], built)
 
 
 def main(argv=None):
@@ -201,7 +199,7 @@ def main(argv=None):
             # Exit 3: what was asked (a new report) was not made, though a good one exists.
             print(f"error: {e}", file=sys.stderr)
             kept += 1
-            done.append((e.t, run))
+            done.append((run, None))  # its old figures are recomputed for the comparison
         except MissingData as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -213,7 +211,7 @@ def main(argv=None):
             )
             return 2
     if len(done) > 1:
-        compare([run for _, run in done], args, dirs)
+        compare(done, args, dirs)
     if kept:
         return 3
     return 99 if args.merge and 99 in merged else 0

@@ -40,23 +40,25 @@ NO_RESULT = "no result"  # a capacity search that ran and found no rate
 # --- Per broker ------------------------------------------------------------
 
 
-def load_run(b, dirs, influx, influx_problem, cpu_target):
-    """Fills b with its figures, or marks it when its result cannot be read; returns the Run."""
+def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
+    """Fills b with its figures, or marks it when its result cannot be read; returns the Run.
+    built: (res, t) of the run's own report, made just before (report.sh RUN RUN), whose
+    missing data already names InfluxDB's."""
     try:
         run = find(dirs, b["run_id"])
         source = None
         if b.get("influx") and influx is not None:
             source = HostTagged(influx, b["name"], b["host_tag"]) if b.get("host_tag") else influx
-        t, figures = run_figures(run, source, cpu_target)
+        t, figures = run_figures(run, source, cpu_target, built)
         b["network"] = run.data.get("network")
     except (MissingData, KeyError, TypeError, ValueError) as e:
         b.update(status=NOT_RUN, short="its result cannot be read", reason=f"{e.__class__.__name__}: {e}")
         return None
     missing = list(t["missing"])
-    if not b.get("influx"):
+    if built is None and not b.get("influx"):
         unsent = "InfluxDB: this run's metrics were not sent to InfluxDB (no Telegraf listener answered)"
         missing.insert(0, b.get("no_influx") or unsent)
-    elif influx is None:
+    elif built is None and influx is None:
         missing.insert(0, influx_problem)
     b.update(
         figures=figures,
@@ -215,10 +217,12 @@ def main(argv=None):
     return write(manifest, args.results or [str(ROOT / "reports")], out)
 
 
-def write(manifest, dirs, out):
+def write(manifest, dirs, out, built=None):
     """Writes the comparison of manifest's brokers (or runs) to out:
     compare.md, its charts and results.json. The one writer of compare.md:
-    scripts/compare.sh's comparisons and report.sh's of several runs."""
+    scripts/compare.sh's comparisons and report.sh's of several runs (built:
+    name -> (res, t) of the reports it made of them)."""
+    built = built or {}
     brokers = manifest["brokers"]
     out.mkdir(parents=True, exist_ok=True)
     reports_root = Path(dirs[0])
@@ -236,11 +240,11 @@ def write(manifest, dirs, out):
             load_search(b, reports_root)
     else:
         influx, problem = None, None
-        if any(b.get("influx") and b["status"] == "ran" for b in brokers):
+        if any(b.get("influx") and b["status"] == "ran" and b["name"] not in built for b in brokers):
             influx, problem = connect_influx()
         for b in brokers:
             if b["status"] == "ran":
-                run = load_run(b, dirs, influx, problem, cpu_target)
+                run = load_run(b, dirs, influx, problem, cpu_target, built.get(b["name"]))
                 if run is not None:
                     runs[b["name"]] = run
 

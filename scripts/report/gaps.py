@@ -40,17 +40,29 @@ def outages(run):
     have none."""
     rows = run.data.get("outages") or []
     run_end = run.window()[1]
+    timeline = run.open_connections()
     out = []
     for o in rows:
         end = o.get("end_ms")
+        span_end = end if end is not None else max(run_end, o["start_ms"])
         out.append(
             {
                 "start_ms": o["start_ms"],
                 "end_ms": end,
                 "ongoing_at_end": end is None,
-                "span_end_ms": end if end is not None else max(run_end, o["start_ms"]),
+                "span_end_ms": span_end,
                 "duration_s": o.get("duration_s"),
                 "max_down": o.get("max_down"),
+                "peak_back_per_s": peak_back(timeline, o["start_ms"], span_end),
             }
         )
     return out
+
+
+def peak_back(timeline, start, end):
+    """The most connections the broker took back in one second of an outage
+    (each second's rise of the open connections, CONNACKs received, in the
+    timeline's seconds that end within it or in the second after), or None."""
+    rises = [b[1] - a[1] for a, b in zip(timeline, timeline[1:], strict=False) if start <= b[0] <= end + 1000]
+    peak = max(rises, default=0)
+    return peak if peak > 0 else None

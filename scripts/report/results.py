@@ -59,6 +59,10 @@ class Run:
         result's own policy says (k6/extension/verdict)."""
         return (self.data.get("policy") or {}).get("rate_reached", LEGACY_RATE_REACHED)
 
+    def open_connections(self):
+        """[(Unix ms, connections open)] of the timeline, each row closing its second."""
+        return [(r["t"], r["connections"]) for r in self.data.get("timeline") or [] if r.get("connections") is not None]
+
     def window(self):
         """(start, end) in Unix ms: the publish steps, else the whole run."""
         steps = self.data.get("steps") or []

@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 import flux_filters as ff
 
-from . import gaps
+from . import connect_cost, gaps
 from .results import MissingData
 
 
@@ -311,7 +311,7 @@ def build(run, influx, cpu_target):
         "capacity": capacity(rows, cpu_target, ok, res.broker_host.get("cpus") or local_cores(run, res)),
         "mqttbs": mqttbs(run, res),
         "success": success(run),
-        "connections": connections(run),
+        "connections": {**connections(run), **connect_cost.broker_cpu_per_connect(run, res.broker_cpu)},
         "generator": generator(run, res),
         "instances": instances(run),
         "monitoring": monitoring(run, res, influx),

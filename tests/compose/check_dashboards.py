@@ -2,8 +2,9 @@
 """Opens every provisioned dashboard of a running Grafana in headless
 Chromium, as a person would after a run, saves a screenshot of each and
 fails if a panel shows an error, a legend or any panel text shows a Flux
-group key (`_start`, `_stop`, `url=`), a stat shows `_value`, or a panel
-is not drawn at all. Panels without data are listed, not failed.
+group key (`_start`, `_stop`, `url=`), a stat shows `_value`, a panel
+is not drawn at all, or drawn more than once (a row repeated for brokers
+besides --broker). Panels without data are listed, not failed.
 
 Standard library only: Chromium is driven over its DevTools protocol on a
 pipe (--remote-debugging-pipe: NUL-terminated JSON on fds 3 and 4).
@@ -43,6 +44,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 PANEL = "data-testid Panel header "
@@ -232,6 +234,12 @@ def check(panels, expected, stats):
     failures, empty = [], []
     drawn = {p["title"] for p in panels}
     failures += [f"panel not drawn: {t}" for t in sorted(expected - drawn)]
+    times = Counter(p["title"] for p in panels)
+    failures += [
+        f"{t}: drawn {n} times (a row repeated for brokers besides the one selected?)"
+        for t, n in sorted(times.items())
+        if n > 1
+    ]
     for p in panels:
         if p["error"]:
             failures.append(f"{p['title']}: shows an error")

@@ -14,6 +14,7 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 func freePort(t testing.TB) string {
@@ -39,7 +40,7 @@ func startMochiWith(t testing.TB, cfg listeners.Config, caps func(*mochi.Capabil
 		caps(opts.Capabilities)
 	}
 	srv := mochi.New(opts)
-	for _, h := range append([]mochi.Hook{new(auth.AllowHook)}, hooks...) {
+	for _, h := range append([]mochi.Hook{new(auth.AllowHook), &oneSessionAtATime{srv: srv}}, hooks...) {
 		if err := srv.AddHook(h, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -55,6 +56,42 @@ func startMochiWith(t testing.TB, cfg listeners.Config, caps func(*mochi.Capabil
 	t.Cleanup(func() { _ = srv.Close() })
 	waitPort(t, cfg.Address)
 	return cfg.Address, srv
+}
+
+// oneSessionAtATime closes a race of mochi v2.7.9 (server.go attachClient)
+// that real brokers do not have: a connection ending a session that expires
+// (Clean Session, or no session expiry) checks whether it was taken over,
+// and only then deletes its client id from the server's clients. A new
+// connection of that id arriving in between (a group's persistent connect
+// right after it discarded an earlier session: connection.endSession)
+// registers first and is deleted: nothing is routed to it any more, and a
+// test loses its messages. A CONNECT here waits until the ending session of
+// its client id is gone, as Mosquitto (one event loop) and EMQX (a lock per
+// client id) order them.
+type oneSessionAtATime struct {
+	mochi.HookBase
+	srv *mochi.Server
+}
+
+func (h *oneSessionAtATime) ID() string { return "one-session-at-a-time" }
+
+func (h *oneSessionAtATime) Provides(b byte) bool { return b == mochi.OnConnect }
+
+func (h *oneSessionAtATime) OnConnect(cl *mochi.Client, _ packets.Packet) error {
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		old, ok := h.srv.Clients.Get(cl.ID)
+		if !ok || old.IsTakenOver() || !expires(old) {
+			return nil
+		}
+	}
+	return nil // a live session with Clean Start: taken over as mochi does
+}
+
+// expires is mochi's own test (attachClient), on the fields its CONNECT
+// set (the rest of Properties changes as the connection ends).
+func expires(cl *mochi.Client) bool {
+	v := cl.Properties.ProtocolVersion
+	return (v == 5 && cl.Properties.Props.SessionExpiryInterval == 0) || (v < 5 && cl.Properties.Clean)
 }
 
 // startMosquitto runs a real Mosquitto on loopback. Without the binary the

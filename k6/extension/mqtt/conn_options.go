@@ -100,10 +100,9 @@ func tlsConfig(o *opts, host string) *tls.Config {
 	cfg := &tls.Config{ServerName: sub.str("server_name", host), MinVersion: tls.VersionTLS12}
 	cfg.InsecureSkipVerify = sub.boolean("insecure_skip_verify", false)
 	if ca := sub.str("ca", ""); ca != "" {
-		pem, err := pemOrFile(ca)
-		pool := x509.NewCertPool()
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			sub.fail("ca", "must be PEM certificates or a readable PEM file")
+		pool, err := readCAPool(ca)
+		if err != nil {
+			sub.fail("ca", "must be PEM certificates or a readable PEM file: %v", err)
 		}
 		cfg.RootCAs = pool
 	}
@@ -111,10 +110,8 @@ func tlsConfig(o *opts, host string) *tls.Config {
 	if (cert == "") != (key == "") {
 		sub.fail("cert", "and \"key\" must be given together")
 	} else if cert != "" {
-		c, errC := pemOrFile(cert)
-		k, errK := pemOrFile(key)
-		pair, err := tls.X509KeyPair(c, k)
-		if err := errors.Join(errC, errK, err); err != nil {
+		pair, err := readKeyPair(cert, key)
+		if err != nil {
 			sub.fail("cert", "and \"key\" must be a PEM certificate and key (or readable files): %v", err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
@@ -123,6 +120,39 @@ func tlsConfig(o *opts, host string) *tls.Config {
 		o.errs = append(o.errs, err.Error())
 	}
 	return cfg
+}
+
+var errNoPEMCert = errors.New("holds no PEM certificate")
+
+// readCAPool reads CA certificates (PEM text or a PEM file) into a pool:
+// the tls option and the scenarios' TLS_CA check read them alike.
+func readCAPool(s string) (*x509.CertPool, error) {
+	pem, err := pemOrFile(s)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errNoPEMCert
+	}
+	return pool, nil
+}
+
+// errNotKeyPair wraps what tls.X509KeyPair found wrong: the files were read.
+type errNotKeyPair struct{ error }
+
+// readKeyPair reads a client certificate and its key (PEM text or files).
+func readKeyPair(cert, key string) (tls.Certificate, error) {
+	c, errC := pemOrFile(cert)
+	k, errK := pemOrFile(key)
+	if err := errors.Join(errC, errK); err != nil {
+		return tls.Certificate{}, err
+	}
+	pair, err := tls.X509KeyPair(c, k)
+	if err != nil {
+		return pair, errNotKeyPair{err}
+	}
+	return pair, nil
 }
 
 // readTags reads extra metric tags for a group's or client's metrics.
@@ -147,22 +177,18 @@ func readTags(o *opts) map[string]string {
 func checkTLSFiles(ca, cert, key string) map[string]any {
 	out := map[string]any{}
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
+		if _, err := readCAPool(ca); err != nil {
 			out["ca"] = err.Error()
-		} else if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-			out["ca"] = "holds no PEM certificate"
 		}
 	}
 	if (cert == "") != (key == "") {
 		out["cert"] = "needs TLS_KEY with it (and TLS_KEY needs TLS_CERT)"
 	} else if cert != "" {
-		c, errC := os.ReadFile(cert)
-		k, errK := os.ReadFile(key)
-		if err := errors.Join(errC, errK); err != nil {
+		var bad errNotKeyPair
+		if _, err := readKeyPair(cert, key); errors.As(err, &bad) {
+			out["cert"] = "and TLS_KEY are not a PEM certificate and its key: " + bad.Error()
+		} else if err != nil {
 			out["cert"] = err.Error()
-		} else if _, err := tls.X509KeyPair(c, k); err != nil {
-			out["cert"] = "and TLS_KEY are not a PEM certificate and its key: " + err.Error()
 		}
 	}
 	return out

@@ -136,6 +136,7 @@ type dropFirstPublish struct {
 	mochi.HookBase
 	mu      sync.Mutex
 	dropped map[string]bool
+	stopped map[*mochi.Client]bool
 	seen    []seenPublish
 }
 
@@ -152,14 +153,21 @@ func (h *dropFirstPublish) Provides(b byte) bool { return b == mochi.OnPublish }
 func (h *dropFirstPublish) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// What the client wrote after the dropped one may still be read from
+	// the connection being stopped: a broker whose connection broke never
+	// sees it.
+	if h.stopped[cl] {
+		return pk, packets.ErrRejectPacket
+	}
 	if len(pk.Payload) >= 7 {
 		h.seen = append(h.seen, seenPublish{cl.ID, pk.FixedHeader.Dup, binary.BigEndian.Uint32(pk.Payload[3:7])})
 	}
 	if h.dropped == nil {
-		h.dropped = map[string]bool{}
+		h.dropped, h.stopped = map[string]bool{}, map[*mochi.Client]bool{}
 	}
 	if !h.dropped[cl.ID] {
 		h.dropped[cl.ID] = true
+		h.stopped[cl] = true
 		cl.Stop(errors.New("dropped before the ack"))
 		return pk, packets.ErrRejectPacket
 	}

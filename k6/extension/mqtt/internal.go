@@ -41,5 +41,12 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"streams":           mi.root.run.Streams,
 		"resultFile":        mi.resultFile,
 		"rateShortfalls":    mi.rateShortfalls,
+		"interrupted":       ii.interrupted,
 	}}
 }
+
+// interrupted tells whether k6 cut the VU's iteration short (a signal, an
+// abort, the end of the graceful stop): it cancels the iteration's context,
+// and the load's phases end early on it rather than fail, so a run that got
+// to the end of its code that way did not complete its plan.
+func (ii *internalInstance) interrupted() bool { return ii.mi.vu.Context().Err() != nil }

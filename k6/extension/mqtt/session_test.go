@@ -42,8 +42,10 @@ result = { p, s, c: stats().counters };`, addr, qos, session))
 				if s["unique"].(float64) != p["sent"].(float64) || s["lost"].(float64) != 0 || s["duplicates"].(float64) != 0 {
 					t.Fatalf("delivery %v for %v sent: want every message once", s, p["sent"])
 				}
-				if c["mqtt_resends"].(float64) != 2 || c["mqtt_reconnects"].(float64) < 2 {
-					t.Fatalf("counters %v: want 2 re-sends (one per publisher) after their reconnects", c)
+				// One re-send per publisher at least: what it wrote after the
+				// dropped one before it saw the connection close goes again too.
+				if c["mqtt_resends"].(float64) < 2 || c["mqtt_reconnects"].(float64) < 2 {
+					t.Fatalf("counters %v: want a re-send per publisher after their reconnects", c)
 				}
 				// Per publisher: the first PUBLISH (seq 0) without DUP, dropped;
 				// the next one the broker sees is seq 0 again, with DUP.

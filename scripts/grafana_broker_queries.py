@@ -1,0 +1,146 @@
+"""The Broker internals dashboard's queries (scripts/grafana_dashboards.py):
+each broker's series, from Mosquitto's $SYS topics or a broker's Prometheus
+exposition, as rates and gauges named for their legend."""
+
+import flux_filters as ff
+from flux_filters import measurement
+from grafana_flux import HOST, SYS_INTERVAL_S, named, text, where, window
+
+# One row, repeated by the broker variable, of panels every broker fills:
+# each series below is named once per broker, ("sys", topic) for Mosquitto's
+# $SYS, ("prom", series) for a broker's Prometheus exposition. A panel
+# filters on ${broker}, so only the chosen broker's series have data.
+BROKER_SERIES = {
+    "received": {
+        "mosquitto": ("sys", "$SYS/broker/publish/messages/received"),
+        "emqx": ("prom", "emqx_messages_received"),
+        "nanomq": ("prom", "nanomq_messages_received"),
+        "vernemq": ("prom", "vernemq_mqtt_publish_received"),
+    },
+    "sent": {
+        "mosquitto": ("sys", "$SYS/broker/publish/messages/sent"),
+        "emqx": ("prom", "emqx_messages_sent"),
+        "nanomq": ("prom", "nanomq_messages_sent"),
+        "vernemq": ("prom", "vernemq_mqtt_publish_sent"),
+    },
+    # Mosquitto's count of every packet type (CONNECT, PUBACK, PINGREQ...).
+    "received, every packet": {"mosquitto": ("sys", "$SYS/broker/messages/received")},
+    "sent, every packet": {"mosquitto": ("sys", "$SYS/broker/messages/sent")},
+    "dropped": {
+        "mosquitto": ("sys", "$SYS/broker/publish/messages/dropped"),
+        "emqx": ("prom", "emqx_messages_dropped"),
+        "nanomq": ("prom", "nanomq_messages_dropped"),
+        "vernemq": ("prom", "vernemq_queue_message_drop"),
+    },
+    "connected": {
+        "mosquitto": ("sys", "$SYS/broker/clients/connected"),
+        "emqx": ("prom", "emqx_connections_count"),
+        "nanomq": ("prom", "nanomq_connections_count"),
+        "vernemq": ("prom", "vernemq_active_mqtt_connections"),
+    },
+    "stored messages": {"mosquitto": ("sys", "$SYS/broker/store/messages/count")},
+    # A glibc build's (Debian's) only: the Alpine image publishes no heap.
+    "heap (Mosquitto $SYS)": {"mosquitto": ("sys", "$SYS/broker/heap/current")},
+}
+# A window this long with other $SYS topics but not a counter's means the
+# counter did not change (Mosquitto publishes it when changed, every
+# sys_interval): its rate there is 0.
+SYS_QUIET = f"{2 * SYS_INTERVAL_S}s"
+
+
+def sys_topic(name):
+    return BROKER_SERIES[name]["mosquitto"][1]
+
+
+def prom_names(name):
+    return [s for kind, s in BROKER_SERIES[name].values() if kind == "prom"]
+
+
+def prom_series(name):
+    fields = " or ".join(ff.field(s) for s in prom_names(name))
+    return f"{measurement(ff.PROMETHEUS)} and {ff.tag('broker', HOST)} and ({fields})"
+
+
+# The series of one broker add up (VerneMQ's one per MQTT version): their
+# windows end at the same times.
+SUM_SERIES = '  |> group(columns: ["_time"])\n  |> sum()\n  |> group()\n  |> sort(columns: ["_time"])'
+
+
+def prom_rate(name):
+    return (
+        where(prom_series(name)) + "  |> derivative(unit: 1s, nonNegative: true)\n" + window("mean") + "\n" + SUM_SERIES
+    )
+
+
+def prom_gauge(name):
+    return where(prom_series(name)) + window("mean") + "\n" + SUM_SERIES
+
+
+# Every $SYS topic of the chosen broker: the stream sys_rate reads.
+MOSQ = "mosq = " + where(f"{measurement(ff.MOSQUITTO_SYS)} and {ff.tag('broker', HOST)}").rstrip("\n")
+
+
+def sys_rate(name, v):
+    """msg/s of a $SYS counter: the mean since its previous publication, and
+    0 in every window of SYS_QUIET in which Mosquitto published other $SYS
+    topics but not this one (unchanged: absence means zero here). Returns
+    the statements it needs (their names prefixed with v; MOSQ before them)
+    and its result."""
+    topic = text(sys_topic(name))
+    statements = [
+        f"{v}changes = mosq\n  |> filter(fn: (r) => r.topic == {topic})\n"
+        "  |> derivative(unit: 1s, nonNegative: true)\n"
+        '  |> keep(columns: ["_start", "_stop", "_time", "_value"])',
+        f"{v}quiet = mosq\n"
+        f"  |> map(fn: (r) => ({{_time: r._time, _value: if r.topic == {topic} then 1.0 else 0.0}}))\n"
+        '  |> group()\n  |> sort(columns: ["_time"])\n'
+        + window("sum", SYS_QUIET)
+        + "\n  |> filter(fn: (r) => r._value == 0.0)\n"
+        '  |> keep(columns: ["_start", "_stop", "_time", "_value"])',
+    ]
+    # (A window ending at the range's stop holds no value: it is dropped.)
+    result = (
+        f'union(tables: [{v}changes, {v}quiet])\n  |> group()\n  |> sort(columns: ["_time"])\n'
+        + window("mean")
+        + "\n  |> filter(fn: (r) => exists r._value)"
+    )
+    return statements, result
+
+
+def sys_held(name):
+    """A $SYS value held until the next publication, from the last one in
+    the day before the time range on (the broker says a value once)."""
+    return (
+        "from(bucket: v.defaultBucket)\n"
+        "  |> range(start: date.sub(d: 1d, from: v.timeRangeStart), stop: v.timeRangeStop)\n"
+        f"  |> filter(fn: (r) => {ff.mosquitto_sys(sys_topic(name), HOST)})\n"
+        "  |> map(fn: (r) => ({r with _time: if r._time < v.timeRangeStart then v.timeRangeStart else r._time}))\n"
+        "  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)\n"
+        + window("last", empty=True)
+        + "\n  |> fill(usePrevious: true)\n  |> filter(fn: (r) => exists r._value)"
+    )
+
+
+def broker_query(names, rate):
+    """Series of the broker row, each named as given, in one query: the
+    chosen broker's own series for each name, as a rate (counters) or as
+    it is (gauges). Every branch filters on ${broker}: only the chosen
+    broker's have data, and each query has data for every broker."""
+    imports, statements, results = set(), [], []
+    for name in names:
+        if "mosquitto" in BROKER_SERIES[name]:
+            if rate:
+                more, result = sys_rate(name, f"s{len(results)}_")
+                statements += ([] if MOSQ in statements else [MOSQ]) + more
+            else:
+                imports.add('import "date"')
+                result = sys_held(name)
+            results.append(result + named(text(name)))
+        if prom_names(name):
+            results.append((prom_rate(name) if rate else prom_gauge(name)) + named(text(name)))
+    if len(results) == 1:
+        body = results[0]
+    else:
+        statements += [f"b{i} = {r}" for i, r in enumerate(results)]
+        body = f"union(tables: [{', '.join(f'b{i}' for i in range(len(results)))}])"
+    return "\n".join(sorted(imports) + statements + [body])

@@ -1,0 +1,247 @@
+"""The Flux of the provisioned dashboards (scripts/grafana_dashboards.py
+renders them): the queries' building blocks, the names their series show
+in a legend, the k6, host and broker-process queries, the template
+variables and the annotations. Their filters and measurement names come
+from flux_filters.py, which the report uses too."""
+
+import json
+import re
+from pathlib import Path
+
+import flux_filters as ff
+from flux_filters import measurement
+
+ROOT = Path(__file__).resolve().parent.parent
+DS = {"type": "influxdb", "uid": "mqtt-bench-influxdb"}
+RANGE = "from(bucket: v.defaultBucket)\n  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)\n"
+# Grafana's template variables, bound when a panel is drawn. run_id holds a
+# run id or a capacity search's id (ff.run(): then every trial of the search).
+RUN = "${run_id}"
+HOST = "${broker}"
+PER_SECOND = (
+    "  |> map(fn: (r) => ({r with _value: float(v: r._value) / (float(v: int(v: v.windowPeriod)) / 1000000000.0)}))\n"
+)
+# The share of its target rate a step must reach (k6/extension/verdict/
+# policy.go RateReached; tests/test_dashboard_legends.py holds them equal).
+RATE_REACHED = 0.95
+# Mosquitto publishes each $SYS topic every sys_interval, and only when its
+# value changed (brokers/mosquitto/mosquitto.conf).
+SYS_INTERVAL_S = int(
+    re.search(r"^sys_interval (\d+)$", (ROOT / "brokers/mosquitto/mosquitto.conf").read_text(), re.M)[1]
+)
+
+
+def where(predicate):
+    return RANGE + f"  |> filter(fn: (r) => {predicate})\n"
+
+
+def window(fn, every="v.windowPeriod", empty=False):
+    return f"  |> aggregateWindow(every: {every}, fn: {fn}, createEmpty: {str(empty).lower()})"
+
+
+def named(name):
+    """The last step of every time-series query: one table per series whose
+    only columns are _time, _value and _field, the group key, holding the
+    name the legend shows (a Flux expression of r). Grafana's Flux backend
+    makes each table a frame, its group key the labels; with _time and
+    _value the only other columns it names the value by _field, else it
+    names it `_value` and keeps _start and _stop as labels, which the legend
+    prints (pkg/tsdb/influxdb/flux/builder.go; tests/grafana_frames.py)."""
+    return (
+        f"\n  |> map(fn: (r) => ({{r with _field: {name}}}))\n"
+        '  |> keep(columns: ["_time", "_value", "_field"])\n'
+        '  |> group(columns: ["_field"])'
+    )
+
+
+def text(s):
+    return json.dumps(s)
+
+
+def k6_rate(name, label):
+    """msg/s of a k6 counter (pushed as per-second deltas) over all its series."""
+    return (
+        where(ff.k6_value(name, RUN))
+        + '  |> group(columns: ["_measurement"])\n'
+        + window("sum")
+        + "\n"
+        + PER_SECOND.rstrip("\n")
+        + named(text(label))
+    )
+
+
+def stat_named(label):
+    """The last step of a stat's query: its one value, under a name (a stat
+    shows the value alone, but a name is what Grafana would show)."""
+    return f'\n  |> keep(columns: ["_value"])\n  |> rename(columns: {{_value: {text(label)}}})'
+
+
+def k6_sum(name, label):
+    return where(ff.k6_value(name, RUN)) + "  |> group()\n  |> sum()" + stat_named(label)
+
+
+def k6_stats(name, stats, fn="max"):
+    return where(ff.k6_stats(name, RUN, stats)) + '  |> group(columns: ["stat"])\n' + window(fn) + named("r.stat")
+
+
+def k6_gauge(name, label, group="_measurement", fn="last"):
+    return where(ff.k6_value(name, RUN)) + f'  |> group(columns: ["{group}"])\n' + window(fn) + named(label)
+
+
+# What the extension tags each client with (k6/extension/load: role "pub",
+# "sub", or "client" for connection-only scenarios), as a legend says it.
+ROLE_NAME = 'if r.role == "pub" then "publishers" else if r.role == "sub" then "subscribers" else r.role + " clients"'
+
+
+def node(field, label, derive=False):
+    """A node_exporter series."""
+    q = where(ff.prometheus(ff.NODE_EXPORTER, field, HOST))
+    if derive:
+        q += "  |> derivative(unit: 1s, nonNegative: true)\n"
+    return q + window("mean") + named(label)
+
+
+# ---- Host and broker process -------------------------------------------------
+HOST_CPU = (
+    where(ff.host_cpu("usage_idle", HOST))
+    + window("mean")
+    + "\n  |> map(fn: (r) => ({r with _value: 100.0 - r._value}))"
+    + named(text("host CPU (1 - idle)"))
+)
+HOST_MEM = where(ff.host_mem("used_percent", HOST)) + window("mean") + named(text("host memory used"))
+BROKER_CPU = (
+    where(ff.broker_cpu(HOST)) + '  |> group(columns: ["_measurement"])\n' + window("mean") + named(text("broker CPU"))
+)
+BROKER_MEM = (
+    where(ff.broker_rss(HOST)) + '  |> group(columns: ["_measurement"])\n' + window("mean") + named(text("broker RSS"))
+)
+
+
+def network(node_field, docker_field, direction):
+    """Bytes/s of every interface node_exporter sees that ever carried a
+    byte (the benchmark's: lo when broker and generator share the host),
+    and under compose the broker container's own network (Telegraf's docker
+    input: node-exporter runs in a network namespace of its own there)."""
+    return (
+        RANGE
+        + "  |> filter(fn: (r) => "
+        + f"({ff.prometheus(ff.NODE_EXPORTER, node_field, HOST)} and r._value > 0.0) or "
+        + f"({measurement('docker_container_net')} and {ff.field(docker_field)} and {ff.tag('broker', HOST)}))\n"
+        + "  |> derivative(unit: 1s, nonNegative: true)\n"
+        + window("mean")
+        + named(f'(if exists r.device then r.device else "broker container") + " {direction}"')
+    )
+
+
+# Received (less duplicates) of expected messages, floored to 0.01 %: a
+# stat never rounds a loss up to 100 %, shown green.
+DELIVERY = (
+    'import "math"\n'
+    + where(
+        f"{ff.run(RUN)} and {ff.field('value')} and "
+        f"({measurement(ff.RECEIVES)} or {measurement(ff.LOST)} or {measurement(ff.DUPLICATES)})"
+    )
+    + "  |> group()\n"
+    + "  |> reduce(identity: {rec: 0.0, lost: 0.0, dup: 0.0}, fn: (r, accumulator) => ({\n"
+    + f'      rec: accumulator.rec + (if r._measurement == "{ff.RECEIVES}" then float(v: r._value) else 0.0),\n'
+    + f'      lost: accumulator.lost + (if r._measurement == "{ff.LOST}" then float(v: r._value) else 0.0),\n'
+    + f'      dup: accumulator.dup + (if r._measurement == "{ff.DUPLICATES}" then float(v: r._value) else 0.0)}}))\n'
+    + "  |> map(fn: (r) => ({_value: if r.rec - r.dup + r.lost > 0.0 "
+    + "then math.floor(x: 10000.0 * (r.rec - r.dup) / (r.rec - r.dup + r.lost)) / 100.0 else 100.0}))"
+    + stat_named("delivered")
+)
+# The gauge is each run's lowest ratio so far: the lowest of all its points
+# is the run's, or the worst trial's of a search; rounded down to the 0.01 %
+# the stat shows, so that a step short of RATE_REACHED never reads it.
+WORST_RATIO = (
+    'import "math"\n'
+    + where(ff.k6_value(ff.RATE_ACHIEVED_RATIO, RUN))
+    + "  |> group()\n  |> min()\n"
+    + "  |> map(fn: (r) => ({r with _value: math.floor(x: 10000.0 * r._value) / 10000.0}))"
+    + stat_named("worst ratio")
+)
+
+
+def variable(name, tags, source):
+    """A query variable listing the values of the given tags on source. With
+    several tags, one table of their distinct values (Grafana reads a
+    variable's values from the first string field of each frame), newest
+    first for run ids (the sort option sorts them again)."""
+    values = [
+        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {measurement(source)}, start: -30d)'
+        for tag in tags
+    ]
+    q = 'import "influxdata/influxdb/schema"\n'
+    if len(values) == 1:
+        q += values[0]
+    else:
+        q += "union(tables: [\n" + "".join(f"  {v},\n" for v in values) + "])\n"
+        q += "  |> group()\n  |> unique()\n  |> sort(desc: true)"
+    return {
+        "name": name,
+        "label": name,
+        "type": "query",
+        "datasource": DS,
+        "query": q,
+        "definition": q,
+        "refresh": 2,
+        "sort": 2 if name == "run_id" else 1,
+        "current": {},
+        "options": [],
+        "hide": 0,
+        "includeAll": False,
+        "multi": False,
+    }
+
+
+VARIABLES = [
+    # Run ids and capacity search ids: choosing a search shows all its trials.
+    variable("run_id", ["run_id", "search"], ff.PUBLISHES),
+    variable("broker", ["broker"], ff.CPU),
+    variable("scenario", ["scenario"], ff.CONNECTS),
+]
+
+
+def annotation(name, color, query):
+    return {
+        "name": name,
+        "datasource": DS,
+        "enable": True,
+        "iconColor": color,
+        "target": {"refId": "Anno", "query": query},
+    }
+
+
+def events(text, tags="r.run_id"):
+    """The last step of an annotation query: one table of _time, text and
+    tags and no _value. Grafana's Flux backend makes a table without _value
+    a frame whose fields are its columns (with _value it is a time series,
+    its other columns labels, and there is no text field); the annotation
+    then takes the first time field as time, the field `text` as text and
+    `tags` split on commas as tags (see tests/test_grafana_upstream.py)."""
+    return (
+        "  |> group()\n"
+        '  |> sort(columns: ["_time"])\n'
+        f"  |> map(fn: (r) => ({{_time: r._time, text: {text}, tags: {tags}}}))"
+    )
+
+
+RATE_TEXT = 'string(v: r._value) + " msg/s"'
+ANNOTATIONS = [
+    # The steps of a single run, or of one trial chosen by its own run id.
+    annotation(
+        "Run steps",
+        "orange",
+        where(ff.run_steps(RUN)) + events(f'if r._value > 0.0 then "step: " + {RATE_TEXT} else "end of the last step"'),
+    ),
+    # A capacity search chosen in run_id: one annotation per trial, at its
+    # first step start (k6 instances of one trial each push the gauge).
+    annotation(
+        "Capacity trials",
+        "purple",
+        where(ff.trial_starts(RUN))
+        + '  |> group(columns: ["run_id"])\n'
+        + "  |> first()\n"
+        + events(f'"trial " + r.run_id + ": " + {RATE_TEXT}'),
+    ),
+]
