@@ -39,6 +39,10 @@ def matrix(throughput, secs, full, builds, profiles):
         same = ("topology", "payload_bytes", "build")
         base = next(b for b in rows if b["qos"] == 0 and all(b[k] == t[k] for k in same))
         t["of_qos0"] = round(t["delivered_per_cpu_second"] / base["delivered_per_cpu_second"], 3)
+        # If the extension's own code cost nothing, only the kernel's work
+        # for the packets would remain: the most this row could reach.
+        if t["system_cpu_seconds"]:
+            t["of_qos0_at_most"] = round(t["delivered"] / t["system_cpu_seconds"] / base["delivered_per_cpu_second"], 3)
     return rows
 
 
@@ -87,6 +91,13 @@ def pct(x):
     return f"{100 * x:.0f}%"
 
 
+def kernel_share(t):
+    """The share of a row's CPU time spent in the kernel ("-" for a row measured without it)."""
+    if t.get("system_cpu_seconds") is None or not t["generator_cpu_seconds"]:
+        return "-"
+    return pct(t["system_cpu_seconds"] / t["generator_cpu_seconds"])
+
+
 def qos_section(q, command, before_version=None):
     """The section of docs/benchmarks.md on QoS 0, 1 and 2."""
     builds = sorted({t["build"] for t in q["matrix"]}, key=lambda b: b != "before")
@@ -109,11 +120,14 @@ def qos_section(q, command, before_version=None):
         "publishers, each to its own subscriber; fan-in: 100 publishers, one subscriber of them all;",
         "fan-out: one publisher at 100 msg/s, 100 subscribers of its topic. For each topology and",
         'payload the three QoS levels run one after another, so that their ratios ("of QoS 0") compare',
-        "runs made close together. RSS: the k6 process's at the end of the run.",
+        "runs made close together. RSS: the k6 process's at the end of the run. In the kernel: the",
+        "share of the generator's CPU time spent in the kernel, mostly the TCP stack's work for each",
+        "packet written or read. At most: the ratio this row would reach if the extension's own code",
+        "cost nothing and only that kernel time remained.",
         "",
-        "| build | topology | payload | QoS | delivered | lost | delivered per CPU-second | of QoS 0 | RSS MB "
-        "| latency p50 / p99 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| build | topology | payload | QoS | delivered | lost | delivered per CPU-second | of QoS 0 "
+        "| in the kernel | of QoS 0 at most | RSS MB | latency p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in sorted(
         q["matrix"],
@@ -122,7 +136,8 @@ def qos_section(q, command, before_version=None):
         lines.append(
             f"| {t['build']} | {t['topology']} | {t['payload_bytes']:,} B | {t['qos']} | "
             f"{t['delivered']:,} | {t['lost']} | "
-            f"{t['delivered_per_cpu_second'] or 0:,} | {pct(t['of_qos0'])} | {t['rss_mb']} | "
+            f"{t['delivered_per_cpu_second'] or 0:,} | {pct(t['of_qos0'])} | {kernel_share(t)} | "
+            f"{pct(t['of_qos0_at_most']) if t.get('of_qos0_at_most') else '-'} | {t['rss_mb']} | "
             f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
         )
     lines += [

@@ -149,8 +149,11 @@ func (p *Poller) register(rc *rawConn) error {
 			_ = syscall.Close(ev)
 			return fmt.Errorf("mqtt: epoll: %w", err)
 		}
-		_ = syscall.SetNonblock(ep, true) // pollable: os.NewFile puts it in Go's netpoller
-		p.epfd, p.evfd, p.epf = ep, ev, os.NewFile(uintptr(ep), "epoll")
+		p.epfd, p.evfd, p.epf = ep, ev, nil
+		if !p.slots.take() {
+			_ = syscall.SetNonblock(ep, true) // pollable: os.NewFile puts it in Go's netpoller
+			p.epf = os.NewFile(uintptr(ep), "epoll")
+		}
 	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(rc.fd)}
 	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, rc.fd, &ev); err != nil {
@@ -184,6 +187,9 @@ func (p *Poller) Stop() {
 	done := p.done
 	if p.running {
 		p.wakeLocked()
+	} else if p.epfd >= 0 { // a set whose first socket failed to join it: no loop closes it
+		p.closeSet(p.epf, p.epfd, p.evfd)
+		p.epfd, p.evfd, p.epf = -1, -1, nil
 	}
 	p.mu.Unlock()
 	if done != nil {
@@ -191,11 +197,28 @@ func (p *Poller) Stop() {
 	}
 }
 
-// loop reads the set's sockets; epfd is epf's descriptor (epf.Fd would
-// make it blocking, out of the netpoller).
+// closeSet closes an epoll set and its eventfd, and gives back the wait
+// slot of a set that held one (epf nil).
+func (p *Poller) closeSet(epf *os.File, epfd, evfd int) {
+	if epf != nil {
+		_ = epf.Close()
+	} else {
+		_ = syscall.Close(epfd)
+		p.slots.give()
+	}
+	_ = syscall.Close(evfd)
+}
+
+// loop reads the set's sockets. epf: the set in Go's netpoller, or nil for
+// a set that waits blocked in epoll_wait (it holds a wait slot); epfd is
+// the set's descriptor either way (epf.Fd would make it blocking, out of
+// the netpoller).
 func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 	defer close(done)
-	rc, _ := epf.SyscallConn()
+	var rc syscall.RawConn
+	if epf != nil {
+		rc, _ = epf.SyscallConn()
+	}
 	evs := make([]syscall.EpollEvent, 512)
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, syscall.CmsgSpace(16)*2)
@@ -247,8 +270,7 @@ func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 			p.running = false
 			p.epfd, p.evfd, p.epf = -1, -1, nil
 			p.mu.Unlock()
-			_ = epf.Close()
-			_ = syscall.Close(evfd)
+			p.closeSet(epf, epfd, evfd)
 			return
 		}
 		p.mu.Unlock()
