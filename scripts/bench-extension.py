@@ -15,9 +15,10 @@ with --json, and as the page docs/benchmarks.md (date, machine, command)
 with --docs. --k6 measures another k6 build; --before K6 measures an earlier
 build too in the QoS section, run for run alternately, so that a busy machine
 skews both alike. --profile takes CPU profiles (k6's pprof endpoint) of the
-p2p 16 B runs. --qos-only and --transports-only measure one section and
+p2p 16 B runs. --rounds N runs each cell of the QoS matrix N times and keeps
+its median run. --qos-only and --transports-only measure one section and
 replace it in the --docs page, keeping the rest.
-Usage: scripts/bench-extension.py [--quick] [--full] [--before K6] [--profile]
+Usage: scripts/bench-extension.py [--quick] [--full] [--before K6] [--profile] [--rounds N]
          [--qos-only | --transports-only] [--json FILE] [--docs FILE] [--k6 PATH]
 """
 
@@ -208,6 +209,9 @@ def main():
     ap.add_argument("--full", action="store_true", help="the whole QoS matrix: fan-in and fan-out too")
     ap.add_argument("--before", help="an earlier k6 build to compare with in the QoS section")
     ap.add_argument("--profile", action="store_true", help="CPU profiles of the p2p 16 B runs (needs go)")
+    ap.add_argument(
+        "--rounds", type=int, default=1, help="runs of each cell of the QoS matrix; the page shows each cell's median"
+    )
     only = ap.add_mutually_exclusive_group()
     for section in ("qos", "transports"):
         only.add_argument(
@@ -219,6 +223,8 @@ def main():
     ap.add_argument("--docs", help="write the figures as a Markdown page here (docs/benchmarks.md)")
     ap.add_argument("--k6", help="the k6 binary to measure (default: this checkout's build)")
     a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error(f"--rounds {a.rounds}: give 1 or more runs per cell")
     global K6_OVERRIDE
     K6_OVERRIDE = a.k6 or K6_OVERRIDE
     os.environ["MQTT_URL"] = a.url
@@ -258,6 +264,7 @@ def main():
         # The command that reproduces the page: --json only saves a copy.
         command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), *(["--full"] if a.full else [])]
         command += [*(["--before", a.before] if a.before else []), *(["--profile"] if a.profile else [])]
+        command += ["--rounds", str(a.rounds)] if a.rounds > 1 else []
         command += ["--url", a.url, "--tls-url", a.tls_url, "--ws-url", a.ws_url]
         if K6_OVERRIDE:
             command += ["--k6", K6_OVERRIDE]

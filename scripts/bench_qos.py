@@ -17,24 +17,29 @@ QOS_TITLE = "## QoS 0, 1 and 2"
 PROFILE_SHOW = r"mqtt-bench/k6/extension|^syscall\.(write|read|Recvmsg|EpollWait)$|^runtime\.(mcall|futex)$"
 
 
-def matrix(throughput, secs, full, builds, profiles):
+def matrix(throughput, secs, full, builds, profiles, rounds=1):
     """Delivered per CPU-second at 10,000 delivered msg/s. For each topology
     and payload the three QoS levels run one after another, with every build
     in turn, so that the ratios of one build compare runs made close
-    together. profiles: a directory for CPU profiles of the p2p 16 B runs."""
+    together; `rounds` times, each cell keeping its median run (one run
+    moves by 10-20% on a shared machine). profiles: a directory for CPU
+    profiles of the p2p 16 B runs (of the first round)."""
     rows = []
     for topology in ("p2p", "fan-in", "fan-out") if full else ("p2p",):
         for payload in (16, 4096):
-            for qos in (0, 1, 2):
-                for build, k6 in builds.items():
-                    if build != "after" and topology != "p2p":
-                        continue  # an earlier build is compared on p2p only
-                    prof = None
-                    if profiles and topology == "p2p" and payload == 16:
-                        prof = str(Path(profiles) / f"{build}-qos{qos}.pprof")
-                    t = throughput(qos, 10000, secs, 100, payload=payload, topology=topology, k6=k6, profile=prof)
-                    t["build"], t["profile"] = build, prof
-                    rows.append(t)
+            runs = {}
+            for n in range(rounds):
+                for qos in (0, 1, 2):
+                    for build, k6 in builds.items():
+                        if build != "after" and topology != "p2p":
+                            continue  # an earlier build is compared on p2p only
+                        prof = None
+                        if profiles and topology == "p2p" and payload == 16 and n == 0:
+                            prof = str(Path(profiles) / f"{build}-qos{qos}.pprof")
+                        t = throughput(qos, 10000, secs, 100, payload=payload, topology=topology, k6=k6, profile=prof)
+                        t["build"], t["profile"] = build, prof
+                        runs.setdefault((build, qos), []).append(t)
+            rows += [median_run(cell) for cell in runs.values()]
     for t in rows:
         same = ("topology", "payload_bytes", "build")
         base = next(b for b in rows if b["qos"] == 0 and all(b[k] == t[k] for k in same))
@@ -44,6 +49,16 @@ def matrix(throughput, secs, full, builds, profiles):
         if t["system_cpu_seconds"]:
             t["of_qos0_at_most"] = round(t["delivered"] / t["system_cpu_seconds"] / base["delivered_per_cpu_second"], 3)
     return rows
+
+
+def median_run(runs):
+    """The run of a cell with the median messages per CPU-second (the lower
+    of the middle two for an even count), with every run's figure."""
+    ranked = sorted(runs, key=lambda t: t["delivered_per_cpu_second"] or 0)
+    t = dict(ranked[(len(ranked) - 1) // 2])
+    t["profile"] = next((r["profile"] for r in runs if r["profile"]), None)
+    t["each_run"] = [r["delivered_per_cpu_second"] for r in runs]
+    return t
 
 
 def latency(throughput, secs, builds, rounds):
@@ -78,7 +93,7 @@ def qos(throughput, a, secs, builds, profiles):
     out = {
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "matrix": matrix(throughput, secs, a.full, builds, profiles),
+        "matrix": matrix(throughput, secs, a.full, builds, profiles, a.rounds),
         "latency": latency(throughput, 3 if a.quick else 10, builds, 1 if a.quick else 3),
     }
     out["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
@@ -96,6 +111,28 @@ def kernel_share(t):
     if t.get("system_cpu_seconds") is None or not t["generator_cpu_seconds"]:
         return "-"
     return pct(t["system_cpu_seconds"] / t["generator_cpu_seconds"])
+
+
+def ceiling_note(matrix):
+    """What the kernel's share means for the ratios: the range, over this
+    run's rows, of each level's ceiling."""
+    lines = []
+    shares = [t["system_cpu_seconds"] / t["generator_cpu_seconds"] for t in matrix if t.get("system_cpu_seconds")]
+    if not shares:
+        return lines
+    lines += [
+        "",
+        f"The kernel took {pct(min(shares))} to {pct(max(shares))} of the generator's CPU. A QoS 1 message is",
+        "four packets through the generator's sockets (PUBLISH and PUBACK on each side), a QoS 2 message",
+        "eight, a QoS 0 message two; with one message in flight per connection at a time (100 msg/s",
+        "each, answered within a millisecond), a poll cycle rarely finds two packets of one connection",
+        "to write together, so each packet costs the kernel its own write or read. Hence the ceilings:",
+    ]
+    for level in (1, 2):
+        at_most = [t["of_qos0_at_most"] for t in matrix if t["qos"] == level and t.get("of_qos0_at_most")]
+        if at_most:
+            lines.append(f"QoS {level} {pct(min(at_most))} to {pct(max(at_most))} of QoS 0 in this run's rows.")
+    return lines
 
 
 def qos_section(q, command, before_version=None):
@@ -120,14 +157,15 @@ def qos_section(q, command, before_version=None):
         "publishers, each to its own subscriber; fan-in: 100 publishers, one subscriber of them all;",
         "fan-out: one publisher at 100 msg/s, 100 subscribers of its topic. For each topology and",
         'payload the three QoS levels run one after another, so that their ratios ("of QoS 0") compare',
-        "runs made close together. RSS: the k6 process's at the end of the run. In the kernel: the",
+        "runs made close together; with several rounds a cell shows its median run, and each run's",
+        "figure beside it. RSS: the k6 process's at the end of the run. In the kernel: the",
         "share of the generator's CPU time spent in the kernel, mostly the TCP stack's work for each",
         "packet written or read. At most: the ratio this row would reach if the extension's own code",
         "cost nothing and only that kernel time remained.",
         "",
-        "| build | topology | payload | QoS | delivered | lost | delivered per CPU-second | of QoS 0 "
+        "| build | topology | payload | QoS | delivered | lost | delivered per CPU-second | each run | of QoS 0 "
         "| in the kernel | of QoS 0 at most | RSS MB | latency p50 / p99 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in sorted(
         q["matrix"],
@@ -136,10 +174,12 @@ def qos_section(q, command, before_version=None):
         lines.append(
             f"| {t['build']} | {t['topology']} | {t['payload_bytes']:,} B | {t['qos']} | "
             f"{t['delivered']:,} | {t['lost']} | "
-            f"{t['delivered_per_cpu_second'] or 0:,} | {pct(t['of_qos0'])} | {kernel_share(t)} | "
+            f"{t['delivered_per_cpu_second'] or 0:,} | {' / '.join(f'{x or 0:,}' for x in t.get('each_run', []))} | "
+            f"{pct(t['of_qos0'])} | {kernel_share(t)} | "
             f"{pct(t['of_qos0_at_most']) if t.get('of_qos0_at_most') else '-'} | {t['rss_mb']} | "
             f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
         )
+    lines += ceiling_note(q["matrix"])
     lines += [
         "",
         "### Latency at 1,000 msg/s",
