@@ -128,7 +128,8 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     text = page.read_text()
     # The command that reproduces it: the transports' URLs are the stack's (MQTTS_PORT, WS_PORT).
     tls, ws = f"mqtts://127.0.0.1:{stack.env['MQTTS_PORT']}", f"ws://127.0.0.1:{stack.env['WS_PORT']}/mqtt"
-    command = f"- command: `scripts/bench-extension.py --quick --rounds 2 --url {stack.mqtt_url} --tls-url {tls} --ws-url {ws}"
+    command = f"- command: `scripts/bench-extension.py --quick --rounds 2 --url {stack.mqtt_url}"
+    command += f" --tls-url {tls} --ws-url {ws}"
     for line in ("- date: ", "- machine: ", command, f"--docs {page}`", "RSS per idle connection"):
         assert line in text, text
     assert f"{figures['throughput'][0]['delivered']:,}" in text
