@@ -4,6 +4,7 @@ that k6's counts are checked against the broker's, offsets computed from
 the facts rather than waved through. Used by tests/test_broker_captures.py
 (the real brokers' recorded answers) and tests/conformance (a live broker)."""
 
+import dataclasses
 import re
 import subprocess
 
@@ -28,17 +29,51 @@ def keys(name):
     return [k for k in ("received", "sent", "dropped", "connects") if k in counters(name)]
 
 
-def expected(name, publishes, receives, connections, qos, probes=(0, 0)):
-    """By how much a run moves each counter of the broker: `publishes`
-    PUBLISH packets of QoS `qos` sent, `receives` delivered, `connections`
-    opened and closed, and `probes` (sent, delivered) of the shared-
-    subscription probes, which are QoS 1. A broker whose `received` counts
-    only some QoS levels says which in `received_qos`."""
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """What one run made a broker count: PUBLISH packets of QoS `qos` it
+    took, deliveries it made, CONNECTs it accepted (the load's and the
+    shared-subscription probes' own connections), and the probes' QoS 1
+    messages in and out, which the load's counts leave out."""
+
+    publishes: int
+    receives: int
+    connections: int
+    qos: int
+    probes_sent: int = 0
+    probes_delivered: int = 0
+
+
+def run_of(result):
+    """The Run of a result file (single or merged). Each probe of a fanin
+    subscriber group is a connection of its own that publishes one QoS 1
+    message (k6/extension/load/probe.go): a broker counts both, k6's
+    mqtt_connects and mqtt_publishes do not."""
+    c = result["counts"]
+    sent, delivered = probes(result)
+    return Run(
+        publishes=c["mqtt_publishes"],
+        receives=c["mqtt_receives"],
+        connections=c["mqtt_connects"] + sent,
+        qos=int(result["parameters"]["qos"]),
+        probes_sent=sent,
+        probes_delivered=delivered,
+    )
+
+
+def expected(name, run):
+    """By how much a Run moves each counter of the broker. A broker whose
+    `received` counts only some QoS levels says which in `received_qos`."""
     c = counters(name)
-    counted = publishes if qos in c.get("received_qos", [0, 1, 2]) else 0
-    probes_counted = probes[0] if 1 in c.get("received_qos", [0, 1, 2]) else 0
-    base = {"received": counted + probes_counted, "sent": receives + probes[1], "dropped": 0, "connects": connections}
-    return {k: base[k] + c.get(f"{k}_per_connection", 0) * connections for k in keys(name)}
+    counted_qos = c.get("received_qos", [0, 1, 2])
+    received = (run.publishes if run.qos in counted_qos else 0) + (run.probes_sent if 1 in counted_qos else 0)
+    base = {
+        "received": received,
+        "sent": run.receives + run.probes_delivered,
+        "dropped": 0,
+        "connects": run.connections,
+    }
+    return {k: base[k] + c.get(f"{k}_per_connection", 0) * run.connections for k in keys(name)}
 
 
 def probes(result):

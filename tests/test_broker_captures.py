@@ -7,6 +7,7 @@ the broker's counters by exactly what k6 counted plus the documented
 offsets (scripts/broker_counters.py, from broker.toml)."""
 
 import base64
+import json
 import os
 import re
 import secrets
@@ -171,9 +172,26 @@ def test_counters_moved_by_what_k6_counted_plus_the_documented_offsets(stack, sc
     got = fields(stack, broker, start)
     names = broker_counters.counters(broker)
     published, received, connections = k6_counts(broker)
-    want = broker_counters.expected(broker, published, received, connections, qos=1)  # the recorded runs: QOS=1
+    # The recorded p2p runs (QOS=1) have no result file and no probes.
+    want = broker_counters.expected(broker, broker_counters.Run(published, received, connections, qos=1))
     moved = {}
     for key in broker_counters.keys(broker):
         series = got[names[key]].values()
         moved[key] = sum(points[-1][1] - points[0][1] for points in series)
     assert moved == want, f"{broker}: counters moved {moved}, k6 and broker.toml say {want}"
+
+
+def test_a_fanin_with_shared_subscription_probes_moves_vernemqs_counters_as_its_result_says():
+    """VerneMQ 2.1.1's CONNACK announces no shared subscriptions, so each
+    fanin subscriber group probes over a connection of its own: the real
+    broker counted 212 connects and 2,002 publishes for k6's 210 and 2,000.
+    The expected counters come from that run's result file, probes included."""
+    result = json.loads((CAPTURES / "vernemq-fanin-q1-result.json").read_text())
+    before, after = (
+        broker_counters.from_prometheus("vernemq", (CAPTURES / f"vernemq-fanin-q1-{when}.prom").read_text())
+        for when in ("before", "after")
+    )
+    moved = {k: after[k] - before[k] for k in after}
+    want = broker_counters.expected("vernemq", broker_counters.run_of(result))
+    assert want["connects"] > result["counts"]["mqtt_connects"], "the probes' connections are part of what is expected"
+    assert moved == want, f"vernemq counted {moved}; its result file says {want}"
