@@ -1,6 +1,7 @@
 """Files this project generates and commits (dashboards, the broker README
-tables): one way to write them, or, with --check, to fail naming the ones
-that are out of date, so that a test can tell a stale file from a fresh one."""
+tables, the scenarios' parameter table in docs/scenarios.md): one way to
+write them, or, with --check, to fail naming the ones that are out of date,
+so that a test can tell a stale file from a fresh one."""
 
 import sys
 
