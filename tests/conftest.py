@@ -291,9 +291,11 @@ def project_mosquitto(tmp):
     assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
     port = free_port()
     conf = (ROOT / "brokers/mosquitto/mosquitto.conf").read_text()
-    tls_and_ws = r"^(listener (8883|8884|8083)|(certfile|keyfile|cafile|require_certificate|protocol) .*)\n"
+    tls_and_ws = (
+        r"^(listener (8883|8884|8083)|(certfile|keyfile|cafile|require_certificate|protocol|socket_domain) .*)\n"
+    )
     conf, n = re.subn(tls_and_ws, "", conf, flags=re.M)
-    assert n == 10, n
+    assert n == 11, n
     text, n = re.subn(r"^listener 1883$", f"listener {port} 127.0.0.1", conf, flags=re.M)
     assert n == 1
     (tmp / "mosquitto.conf").write_text(text)
