@@ -70,13 +70,14 @@ func remoteAlert(err error) (uint8, bool) {
 	return 0, false
 }
 
-// refusedTLS words err as the broker's refusal of the client's
-// certificate, with the fix, when it is one; else it returns err as is.
-// The refusal comes during a TLS 1.2 handshake, after a TLS 1.3 one (the
-// broker checks the certificate once the client's side finished, so on
-// the CONNECT). It says
-// verdict.Refused: a run none of whose connections opened is then
-// diagnosed broker_refused, as a CONNACK refusal is, not broker_unreachable.
+// refusedTLS words err as the broker's refusal when it is one (an alert,
+// or a close right after it asked for a certificate), with the fix when it
+// refused the client's certificate; else it returns err as is. That comes
+// during a TLS 1.2 handshake, after a TLS 1.3 one (the broker checks the
+// certificate once the client's side finished, so on the CONNECT). The
+// refusal says verdict.Refused: a run none of whose connections opened is
+// then diagnosed broker_refused, as a CONNACK refusal is, not
+// broker_unreachable.
 func refusedTLS(err error, req certRequest) error {
 	alert, isAlert := remoteAlert(err)
 	closed := errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
@@ -96,6 +97,8 @@ func refusedTLS(err error, req certRequest) error {
 			err, verdict.Refused, certFix)
 	case req.gave && isAlert && (alert == alertBadCertificate || alert == alertCertificateRequired):
 		return fmt.Errorf("%w (%s: it did not accept the client certificate given, tls.cert or TLS_CERT)", err, verdict.Refused)
+	case isAlert: // any other: the broker was reached and said no (a TLS version or cipher it does not take)
+		return fmt.Errorf("%w (%s)", err, verdict.Refused)
 	}
 	return err
 }

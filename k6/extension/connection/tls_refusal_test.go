@@ -208,3 +208,16 @@ func TestNoRefusalWithoutOne(t *testing.T) {
 		t.Fatalf("with a certificate: %v", err)
 	}
 }
+
+// Any other alert is the broker's refusal too, without a fix to name: it
+// was reached (here it takes no TLS 1.3, which the client asks for).
+func TestAnyAlertIsARefusal(t *testing.T) {
+	c := newTLSCase(t)
+	client := c.clientConfig()
+	client.MinVersion = tls.VersionTLS13
+	err := handshakeWith(t, c.mutual(tls.VersionTLS12), false, client)
+	wantRefusal(t, err, "protocol version not supported")
+	if strings.Contains(err.Error(), "TLS_CERT") {
+		t.Fatalf("names TLS_CERT: %v", err)
+	}
+}
