@@ -2,13 +2,20 @@
 native stack's Mosquitto (its 8883-style and mutual-TLS listeners, with the
 certificates scripts/stack.sh generated) delivers exactly and names the
 transport, TLS version and cipher suite, with the TLS handshake timed apart
-from CONNECT; a wrong CA stops the run before load, naming TLS_CA."""
+from CONNECT; a wrong CA stops the run before load, naming TLS_CA; a broker
+that refuses the client's certificate (none, or one of another CA), after a
+TLS 1.3 handshake (Mosquitto) or during a TLS 1.2 one (openssl s_server with
+an alert as VerneMQ, closing as NanoMQ), stops it naming TLS_CERT and
+TLS_KEY, and the result puts the run down to broker_refused."""
 
+import contextlib
 import json
+import socket
 import subprocess
+import threading
 import time
 
-from conftest import ROOT, TEST_PORTS, run_k6, run_p2p
+from conftest import ROOT, TEST_PORTS, loopback_port, run_k6, run_p2p, wait_until
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 
@@ -57,14 +64,127 @@ def test_p2p_qos1_over_mutual_tls_delivers_exactly(stack, k6_bin, tmp_path):
     assert r["parameters"]["tls_cert"] == str(stack.state / "tls/client.pem")
 
 
+def run_without_client_certificate(k6_bin, tmp_path, url, ca):
+    """p2p at QoS 1 over url with the CA ca and no client certificate (an
+    empty state directory: no default one)."""
+    return run_p2p(k6_bin, tmp_path, url, QOS="1", MQTTBENCH_STATE=str(tmp_path / "none"), TLS_CA=str(ca))
+
+
+def assert_refused_naming(p, r, alert, fix):
+    """The run stopped before load on the broker's TLS refusal, naming the
+    fix, and its result puts it down to the broker's refusal."""
+    assert p.returncode != 0 and r is not None, p.stderr[-3000:]
+    assert alert in p.stderr and "refused by broker" in p.stderr and fix in p.stderr, p.stderr[-3000:]
+    assert r["counts"].get("mqtt_publishes", 0) == 0 and r["counts"]["mqtt_connects"] == 0, r["counts"]
+    assert r["diagnosis"]["cause"] == "broker_refused" and fix in r["diagnosis"]["text"], r["diagnosis"]
+
+
+NO_CERT = (
+    "asked for a client certificate (mutual TLS) and none was given: give tls.cert and tls.key, TLS_CERT and TLS_KEY"
+)
+
+
 def test_mutual_tls_without_a_client_certificate_names_tls_cert(stack, k6_bin, tmp_path):
+    # TLS 1.3: Mosquitto refuses the certificate after the client's handshake, on the CONNECT.
     url = f"mqtts://127.0.0.1:{TEST_PORTS['MTLS_PORT']}"
-    p, r = run_p2p(
-        k6_bin, tmp_path, url, QOS="1", MQTTBENCH_STATE=str(tmp_path / "none"), TLS_CA=str(stack.state / "tls/ca.pem")
-    )
-    assert p.returncode != 0
-    want = "no client certificate was given: if this listener asks for one (mutual TLS), give tls.cert and tls.key"
-    assert want + ", TLS_CERT and TLS_KEY" in p.stderr, p.stderr[-3000:]
+    p, r = run_without_client_certificate(k6_bin, tmp_path, url, stack.state / "tls/ca.pem")
+    assert_refused_naming(p, r, "tls: certificate required", NO_CERT)
+
+
+@contextlib.contextmanager
+def openssl_server(tmp, port, *args):
+    """openssl s_server on 127.0.0.1:port with the stack's server certificate
+    (scripts/init/tls.sh into tmp/tls), TLS 1.2, demanding a client
+    certificate: what VerneMQ and NanoMQ's mutual-TLS listeners run. Yields
+    the TLS directory; stops the server by its pid."""
+    tls = tmp / "tls"
+    subprocess.run(["sh", str(ROOT / "scripts/init/tls.sh"), str(tls)], check=True, capture_output=True)
+    log = (tmp / f"s_server-{port}.log").open("w")
+    cmd = ["openssl", "s_server", "-accept", f"127.0.0.1:{port}", "-tls1_2", "-Verify", "1", "-quiet"]
+    cmd += ["-cert", str(tls / "server.pem"), "-key", str(tls / "server.key"), *args]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    try:
+
+        def up():
+            assert proc.poll() is None, (tmp / f"s_server-{port}.log").read_text()
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(up, timeout=10)
+        yield tls
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+def test_mutual_tls_1_2_refused_with_an_alert_names_tls_cert(k6_bin, tmp_path):
+    # VerneMQ (Erlang ssl) and OpenSSL refuse during a TLS 1.2 handshake: alert 40.
+    port = loopback_port(12851)
+    with openssl_server(tmp_path, port) as tls:
+        p, r = run_without_client_certificate(k6_bin, tmp_path, f"mqtts://127.0.0.1:{port}", tls / "ca.pem")
+    assert_refused_naming(p, r, "remote error: tls: handshake failure", NO_CERT)
+
+
+def test_mutual_tls_1_2_refused_with_a_close_names_tls_cert(k6_bin, tmp_path):
+    # NanoMQ (mbedTLS) closes after asking for the certificate, without an
+    # alert: s_server behind a proxy that closes where it would send one.
+    port, upstream = loopback_port(12852), loopback_port(12853)
+    with openssl_server(tmp_path, upstream) as tls, closing_proxy(port, upstream):
+        p, r = run_without_client_certificate(k6_bin, tmp_path, f"mqtts://127.0.0.1:{port}", tls / "ca.pem")
+    assert_refused_naming(p, r, ": EOF", NO_CERT)
+
+
+def test_a_client_certificate_of_another_ca_names_tls_ca(k6_bin, tmp_path):
+    # The broker trusts only another stack's CA: it refuses this one's client certificate (alert 48).
+    other = tmp_path / "other"
+    subprocess.run(["sh", str(ROOT / "scripts/init/tls.sh"), str(other)], check=True, capture_output=True)
+    port = loopback_port(12854)
+    with openssl_server(tmp_path, port, "-verify_return_error", "-CAfile", str(other / "ca.pem")) as tls:
+        p, r = run_p2p(k6_bin, tmp_path, f"mqtts://127.0.0.1:{port}", QOS="1", MQTTBENCH_STATE=str(tmp_path))
+    assert r["parameters"]["tls_cert"] == str(tls / "client.pem")
+    assert_refused_naming(p, r, "remote error: tls: unknown certificate authority", "TLS_CERT and TLS_KEY")
+    assert "TLS_CA" in r["diagnosis"]["text"]
+
+
+@contextlib.contextmanager
+def closing_proxy(port, upstream):
+    """A TCP proxy from 127.0.0.1:port to upstream that closes the client's
+    connection where the server sends a TLS alert record, instead of it."""
+    lsock = socket.create_server(("127.0.0.1", port))
+
+    def pipe(src, dst, alerts_close):
+        buf = b""
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                buf += data
+                # whole records: 5-byte header (type, version, length)
+                while alerts_close and len(buf) >= 5 and len(buf) >= 5 + int.from_bytes(buf[3:5], "big"):
+                    if buf[0] == 21:
+                        dst.shutdown(socket.SHUT_WR)
+                        return
+                    n = 5 + int.from_bytes(buf[3:5], "big")
+                    dst.sendall(buf[:n])
+                    buf = buf[n:]
+                if not alerts_close:
+                    dst.sendall(buf)
+                    buf = b""
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                c, _ = lsock.accept()
+                u = socket.create_connection(("127.0.0.1", upstream))
+                threading.Thread(target=pipe, args=(c, u, False), daemon=True).start()
+                threading.Thread(target=pipe, args=(u, c, True), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield
+    finally:
+        lsock.close()
 
 
 def test_a_wrong_ca_fails_before_load_naming_tls_ca(stack, k6_bin, tmp_path):

@@ -22,12 +22,13 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mqtt: dial %s: %w", c.cfg.Addr, err)
 	}
+	var req certRequest // what the broker asked of the client's certificate
 	if c.cfg.TLS != nil {
 		start := time.Now()
-		tc := tls.Client(nc, c.cfg.TLS)
+		tc := tls.Client(nc, clientTLS(c.cfg.TLS, &req))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
-			return nil, nil, fmt.Errorf("mqtt: TLS handshake with %s: %w", c.cfg.Addr, err)
+			return nil, nil, fmt.Errorf("mqtt: TLS handshake with %s: %w", c.cfg.Addr, refusedTLS(err, req))
 		}
 		c.rec.Time(TLSHandshakeTime, c.idx, time.Since(start).Nanoseconds())
 		st := tc.ConnectionState()
@@ -48,16 +49,16 @@ func (c *Conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 	ack, br, err := c.exchange(nc)
 	if err != nil {
 		_ = nc.Close()
-		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("mqtt: broker %s closed the connection during CONNECT (wrong protocol version or refused client?)", c.cfg.Addr)
+		refused := err
+		if c.cfg.TLS != nil {
+			// TLS 1.3 ends the client's handshake before the broker checks
+			// its certificate: a refusal comes on the CONNECT.
+			refused = refusedTLS(err, req)
 		}
-		if c.cfg.TLS != nil && len(c.cfg.TLS.Certificates) == 0 {
-			// TLS 1.3 ends the handshake before the server checks the
-			// client's certificate: a mutual-TLS listener refuses it on the
-			// first write or read (an alert, or a reset).
-			err = fmt.Errorf("%w (no client certificate was given: if this listener asks for one (mutual TLS), give tls.cert and tls.key, TLS_CERT and TLS_KEY in the scenarios)", err)
+		if refused == err && errors.Is(err, io.EOF) {
+			refused = fmt.Errorf("mqtt: broker %s closed the connection during CONNECT (wrong protocol version or refused client?)", c.cfg.Addr)
 		}
-		return nil, nil, err
+		return nil, nil, refused
 	}
 	_ = nc.SetDeadline(time.Time{})
 	c.rec.Time(ConnackTime, c.idx, time.Since(sent).Nanoseconds())
@@ -107,6 +108,15 @@ func (c *Conn) exchange(nc net.Conn) (codec.Connack, *bufio.Reader, error) {
 		p.CleanStart, p.SessionExpiry, p.Will = true, 0, nil
 	}
 	if _, err := nc.Write(codec.AppendConnect(nil, &p)); err != nil {
+		// A broker that closed may have said why first (TLS 1.3: the alert
+		// refusing the client's certificate): its alert is the error.
+		if cfg.TLS != nil {
+			if _, rerr := nc.Read(make([]byte, 1)); rerr != nil {
+				if _, isAlert := remoteAlert(rerr); isAlert {
+					err = rerr
+				}
+			}
+		}
 		return codec.Connack{}, nil, fmt.Errorf("mqtt: send CONNECT: %w", err)
 	}
 	br := bufio.NewReaderSize(nc, cfg.ReadBuffer)

@@ -86,10 +86,11 @@ func judge(d *Doc, e *Evidence) (string, string) {
 	if e.FirstConnectError != nil {
 		firstErr = *e.FirstConnectError
 	}
-	// Every CONNECT answered with a refusal (a CONNACK code, as codec words
-	// it): the broker was reached, and refused, e.g. MQTT 5 on a 3.1.1 broker.
-	if e.ConnectFailures > 0 && e.Connects == 0 && strings.Contains(firstErr, "CONNACK code") {
-		return CauseBrokerRefused, fmt.Sprintf("The broker refused every connection: all %.0f CONNECTs were answered "+
+	// Every connection refused (a CONNACK code, a TLS handshake refused):
+	// the broker was reached, and said no, e.g. MQTT 5 on a 3.1.1 broker,
+	// or mutual TLS without a client certificate.
+	if e.ConnectFailures > 0 && e.Connects == 0 && strings.Contains(firstErr, Refused) {
+		return CauseBrokerRefused, fmt.Sprintf("The broker refused every connection: all %.0f were answered "+
 			"with a refusal (%s).", e.ConnectFailures, firstErr)
 	}
 	if e.ConnectFailures > 0 && e.Connects == 0 {

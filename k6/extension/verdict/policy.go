@@ -38,6 +38,12 @@ const (
 	CauseUnexplained       = "unexplained"
 )
 
+// Refused is how a connection error says the broker was reached and turned
+// the client down: a CONNACK refusal (codec's Connack.Err) or a refused TLS
+// handshake (connection's refusedTLS). A run whose connections all failed
+// so is broker_refused; one whose failed otherwise, broker_unreachable.
+const Refused = "refused by broker"
+
 // Causes is every cause in the order of blame.
 var Causes = []string{CauseIncomplete, CauseBrokerOutage, CauseBrokerUnreachable, CauseBrokerRefused,
 	CauseDeliveredNothing, CauseBrokerSlowReads, CauseBrokerLost, CauseBrokerOrdering, CauseBrokerSlowAcks,

@@ -120,19 +120,31 @@ func TestThePolicyNamesEveryCauseOnce(t *testing.T) {
 	}
 }
 
+// allFailed is a run none of whose 10 connections opened, with firstErr.
+func allFailed(t *testing.T, firstErr string) Diagnosis {
+	raw, _ := json.Marshal(map[string]any{"counts": map[string]any{"mqtt_connect_failures": 10},
+		"connect": map[string]any{"sub_p2p": map[string]any{"error": firstErr}}, "parameters": map[string]any{"qos": 1}})
+	return Diagnose(doc(t, string(raw)))
+}
+
 func TestABrokerThatRefusesEveryConnectIsARefusalNotUnreachable(t *testing.T) {
 	// What a 3.1.1-only broker (NATS 2.9) answers an MQTT 5 CONNECT with.
-	refusal := codec.Connack{Code: 0x01}.Err().Error()
-	raw, _ := json.Marshal(map[string]any{"counts": map[string]any{"mqtt_connect_failures": 10},
-		"connect": map[string]any{"sub_p2p": map[string]any{"error": refusal}}, "parameters": map[string]any{"qos": 1}})
-	if g := Diagnose(doc(t, string(raw))); g.Cause != CauseBrokerRefused || !strings.Contains(g.Text, "0x01") {
+	if g := allFailed(t, codec.Connack{Code: 0x01}.Err().Error()); g.Cause != CauseBrokerRefused ||
+		!strings.Contains(g.Text, "0x01") {
 		t.Fatalf("got %s: %s", g.Cause, g.Text)
 	}
-	// Nothing listening is unreachable.
-	raw, _ = json.Marshal(map[string]any{"counts": map[string]any{"mqtt_connect_failures": 10},
-		"connect": map[string]any{"sub_p2p": map[string]any{"error": "mqtt: dial 127.0.0.1:1: connect: connection refused"}}})
-	if g := Diagnose(doc(t, string(raw))); g.Cause != CauseBrokerUnreachable {
+	// A mutual-TLS broker that refused the handshake (VerneMQ, TLS 1.2), as
+	// connection words it (its tests check the wording has Refused).
+	tlsRefusal := "mqtt: TLS handshake with 127.0.0.1:8884: remote error: tls: handshake failure (" + Refused +
+		": it asked for a client certificate (mutual TLS) and none was given: give tls.cert and tls.key, TLS_CERT and TLS_KEY in the scenarios)"
+	if g := allFailed(t, tlsRefusal); g.Cause != CauseBrokerRefused || !strings.Contains(g.Text, "TLS_CERT and TLS_KEY") {
 		t.Fatalf("got %s: %s", g.Cause, g.Text)
+	}
+	// Nothing listening, or a close before any TLS, is unreachable.
+	for _, e := range []string{"mqtt: dial 127.0.0.1:1: connect: connection refused", "mqtt: TLS handshake with 127.0.0.1:1: EOF"} {
+		if g := allFailed(t, e); g.Cause != CauseBrokerUnreachable {
+			t.Fatalf("got %s: %s", g.Cause, g.Text)
+		}
 	}
 }
 
