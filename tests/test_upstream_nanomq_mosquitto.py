@@ -295,6 +295,8 @@ MOSQUITTO_OPTIONS = {
     "bridge_max_packet_size",
     # The TLS and WebSocket listeners' (Debian's 2.0.11 runs them: tests/test_tls.py, test_websocket.py).
     "cafile", "certfile", "keyfile", "require_certificate", "protocol",
+    # The WebSocket listener's: 2.0.11 binds it to its address only with IPv6 off.
+    "socket_domain",
 }  # fmt: skip
 # src/conf.c config__init.
 MOSQUITTO_DEFAULTS = {
