@@ -186,6 +186,13 @@ VMQ_SETTINGS = {
     "listener.ssl.keyfile": (tls_file("server.key"), '""', f"{VMQ_SCHEMA} (file-exists, ..., file-is-pem)"),
     # vmq_ssl:opts/1: fail_if_no_peer_cert = require_certificate, verify = verify_peer when on.
     "listener.ssl.mtls.require_certificate": (one_of("on", "off"), "off", f"{VMQ_SCHEMA}, {VMQ_SSL}"),
+    # vmq_schema:parse_tls_list/1 splits at commas, each of tlsv1 .. tlsv1.3;
+    # vmq_ssl:opts/1 sets versions to it and picks the 1.3 and 1.2 suites.
+    "listener.ssl.tls_version": (
+        lambda v: set(v.split(",")) <= {"tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3"},
+        "tlsv1.2",
+        f"{VMQ_SCHEMA}, {VMQ} apps/vmq_server/src/vmq_schema.erl (parse_tls_list), {VMQ_SSL}",
+    ),
     "listener.ssl.allowed_protocol_versions": (
         lambda v: set(v.split(",")) <= {"3", "4", "5", "131", "132"},
         "3,4,5,131",
