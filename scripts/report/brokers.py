@@ -28,7 +28,17 @@ from jinja2 import Environment, FileSystemLoader
 import broker_facts
 
 from . import charts, network
-from .compare_tables import RUN_TABLES, SEARCH_TABLES, build_tables, cell, fmt, header, run_figures, search_table
+from .compare_tables import (
+    RUN_TABLES,
+    SEARCH_TABLES,
+    build_tables,
+    cell,
+    fmt,
+    header,
+    run_figures,
+    search_table,
+    tls_mismatch,
+)
 from .influx import HostTagged, connect_influx
 from .results import MissingData, find
 
@@ -116,8 +126,9 @@ def parameters_table(brokers, runs):
     return [{"title": "Parameters", "note": "What the runs differ in.", "header": heads, "rows": rows}]
 
 
-def disclosure(b, manifest):
-    """Markdown lines: how this broker ran, its version and configuration."""
+def disclosure(b, manifest, mismatch=None):
+    """Markdown lines: how this broker ran, its version and configuration
+    (mismatch: the comparison's TLS versions differ, tls_mismatch)."""
     # A run under a network profile (--impair) is named <broker>-<profile>.
     name = b.get("broker") or b["name"]
     lines = []
@@ -180,6 +191,9 @@ def disclosure(b, manifest):
                 "passed" if f["passed"] else "FAILED (" + ", ".join(f"`{k}`" for k in f["failed_thresholds"]) + ")"
             )
             lines.append(f"**Thresholds:** {verdict}.")
+    tls = (b.get("figures") or {}).get("tls_version")
+    if mismatch and tls:
+        lines.append(f"**TLS:** negotiated {tls}; {mismatch}.")
     if b.get("host_tag"):
         watched = (
             f"its process (pid {b['pid']}) was watched during its run by a Telegraf of its own with the stack's "
@@ -282,6 +296,7 @@ def write(manifest, dirs, out, built=None):
         }
     made = {k: v for k, v in made.items() if v}
 
+    mismatch = None if search else tls_mismatch(brokers)
     params = next((b["parameters"] for b in brokers if b.get("parameters")), None)
     written = datetime.now(UTC).isoformat(timespec="seconds")
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
@@ -292,7 +307,8 @@ def write(manifest, dirs, out, built=None):
         tables=metric_tables,
         charts=made,
         params=params,
-        disclosures={b["name"]: disclosure(b, manifest) for b in brokers},
+        disclosures={b["name"]: disclosure(b, manifest, mismatch) for b in brokers},
+        tls_mismatch=mismatch,
         not_run=[b for b in brokers if b["status"] != "ran"],
         written=written,
     )
@@ -308,6 +324,7 @@ def write(manifest, dirs, out, built=None):
                     k: manifest.get(k)
                     for k in ("compare_id", "scenario", "search", "mode", "cpu_target", "env", "limits")
                 },
+                "tls_mismatch": mismatch,
                 "written_at": written,
                 "charts": made,
                 "brokers": [

@@ -51,6 +51,7 @@ def run_figures(run, influx, cpu_target, built=None):
         "connect_p99_ms": c["connect_p99_ms"],
         "broker_cpu_ms_per_connect": c["broker_cpu_ms_per_connect"],
         "transport": c["transport_short"],
+        "tls_version": c["tls_version"],
         "passed": run["passed"],
         "failed_thresholds": failed,
     }
@@ -112,6 +113,7 @@ RUN_TABLES = [
             ("success %", "connection_success_pct", 3),
             ("connect p99 ms", "connect_p99_ms", 3),
             ("broker CPU ms per new connection", "broker_cpu_ms_per_connect", 3),
+            ("TLS version negotiated", "tls_version", 0),
         ],
     ),
 ]
@@ -138,6 +140,22 @@ SEARCH_TABLES = [
         ],
     ),
 ]
+
+
+def tls_mismatch(brokers):
+    """A sentence when the columns that ran over TLS negotiated different
+    TLS versions (Mosquitto 1.3, VerneMQ and NanoMQ 1.2 with their
+    defaults): their handshake times and broker CPU per new connection then
+    compare different protocols. None when they are alike."""
+    versions = {b["name"]: (b.get("figures") or {}).get("tls_version") for b in brokers if b["status"] == "ran"}
+    versions = {name: v for name, v in versions.items() if v}
+    if len(set(versions.values())) < 2:
+        return None
+    each = ", ".join(f"{name} {v}" for name, v in versions.items())
+    return (
+        f"not like for like: the columns negotiated different TLS versions ({each}), so their TLS handshake "
+        "times and broker CPU per new connection compare different protocols"
+    )
 
 
 def fmt(x, d):

@@ -233,6 +233,7 @@ def transport(run):
     return {
         "transport": name,
         "transport_short": short,
+        "tls_version": tls["tls_version"] if tls else None,
         "tls_avg_ms": hs.get("avg"),
         "tls_p99_ms": hs.get("p99"),
         "connack_avg_ms": ack.get("avg"),
