@@ -5,11 +5,23 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
 
-# Versions: .env is the single source (compose reads it too).
-set -a
-# shellcheck source=../.env
-. "$ROOT/.env"
-set +a
+# Versions and settings: .env is the single source (compose reads it too).
+# Compose's rule holds here as well: a variable the environment already has
+# wins over its line in .env (BROKER_CPUS=4 scripts/bench.sh, an EMQX_IMAGE
+# of one's own, a version too: the caches are keyed by the value in force);
+# .env supplies the rest.
+load_env_file() {
+  local name kv kept=()
+  while IFS= read -r name; do
+    if [[ -v "$name" && "${!name@a}" == *x* ]]; then kept+=("$name=${!name}"); fi  # exported: the environment's
+  done < <(sed -nE 's/^[[:space:]]*(export[[:space:]]+)?([A-Za-z_][A-Za-z0-9_]*)=.*/\2/p' "$1")
+  set -a
+  # shellcheck source=../.env
+  . "$1"
+  set +a
+  for kv in "${kept[@]}"; do export "${kv:?}"; done
+}
+load_env_file "$ROOT/.env"
 
 # Toolchains and builds are cached outside the clone, keyed by version, so
 # CI and later sessions on the same machine reuse them.
