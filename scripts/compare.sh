@@ -286,13 +286,6 @@ reachable() {
   return 1
 }
 
-# sys_version HOST PORT: the broker's version from its $SYS topics, when it
-# publishes one (Mosquitto: $SYS/broker/version; EMQX: $SYS/brokers/<node>/version).
-sys_version() {
-  command -v mosquitto_sub >/dev/null || return 0
-  timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
-}
-
 # watch_process NAME PID LOG: a Telegraf of its own with the native stack's procstat input
 # (telegraf/native/procstat.conf) on PID, into its InfluxDB at its intervals, the points tagged
 # broker=NAME and with the run's id (watched.conf: the report reads them by it, as NAME may be
@@ -420,7 +413,7 @@ for name in "${target_names[@]}"; do
       "unreachable: a TCP connect to $host:$port failed ($REACH)" "" false ""
     continue
   fi
-  version="$(sys_version "$host" "$port")"
+  version="$(broker_version "$host" "$port")"
   host_tag=""
   # A target on this host: the native stack's Telegraf measures this host (its points are tagged
   # with the stack's broker, which the target's own report reads them under); not the target's process.

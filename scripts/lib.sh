@@ -193,6 +193,23 @@ compose() {
   "${dc[@]}" --project-directory "$ROOT" "$@"
 }
 
+# broker_version HOST PORT: the version the running broker reports on its
+# $SYS topics (Mosquitto: $SYS/broker/version; EMQX: $SYS/brokers/<node>/version),
+# not what a variable or the binary first on PATH names; empty when it says none.
+broker_version() {
+  command -v mosquitto_sub >/dev/null || return 0
+  timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
+}
+
+# broker_image BROKER: the image the compose broker's running container was
+# created from, as docker inspect reports it (a *_IMAGE of the shell's or an
+# override file may name another than .env's); empty when none runs.
+broker_image() {
+  local id
+  id=$(compose --profile "$1" ps -q "$1" 2>/dev/null | head -n 1) || true
+  [[ -z "$id" ]] || docker inspect --format '{{.Config.Image}}' "$id" 2>/dev/null || true
+}
+
 # influx_curl ARGS...: curl with INFLUX_TOKEN's Authorization header read from
 # a file descriptor (-H @file), so the token never appears in argv (ps, /proc).
 influx_curl() {
