@@ -200,8 +200,7 @@ if [[ "$mode" == native ]]; then
   [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from $secrets: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
   influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
-  # mosquitto -h exits 3 after printing its version.
-  version="$(mosquitto -h 2>/dev/null | awk 'NR==1 {print $3}' || true)"
+  version="$(broker_version 127.0.0.1 "$MQTT_PORT")"
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
@@ -237,8 +236,9 @@ else
   # (an override that moves Telegraf's listener moves it too): a fixed
   # telegraf:8186 reached the user's native Telegraf from a host-network one.
   k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
+  version="$(broker_image "$broker")"
   log "running $scenario (run $run_id)"
-  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
+  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${version:+image $version}" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

@@ -286,18 +286,10 @@ reachable() {
   return 1
 }
 
-# sys_version HOST PORT: the broker's version from its $SYS topics, when it
-# publishes one (Mosquitto: $SYS/broker/version; EMQX: $SYS/brokers/<node>/version).
-sys_version() {
-  command -v mosquitto_sub >/dev/null || return 0
-  timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
-}
-
-# watch_process NAME PID LOG: a Telegraf of its own with the native stack's
-# procstat input (telegraf/native/procstat.conf) on PID, its points tagged
-# broker=NAME (the target's tag, which the report reads its process under),
-# into the native stack's InfluxDB at the stack's intervals; WATCHER is its
-# pid, for unwatch.
+# watch_process NAME PID LOG: a Telegraf of its own with the native stack's procstat input
+# (telegraf/native/procstat.conf) on PID, into its InfluxDB at its intervals, the points tagged
+# broker=NAME and with the run's id (watched.conf: the report reads them by it, as NAME may be
+# the stack's own tag); WATCHER is its pid, for unwatch.
 WATCHER=""
 watch_process() {
   local buffer settings="$STATE/stack.env"
@@ -309,8 +301,9 @@ watch_process() {
     [[ -f "$settings" ]] && { set -a; . "$settings"; set +a; }
     export INFLUX_TOKEN
     exec env INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
-      BROKER="$1" BROKER_PIDFILE="$out/logs/$1.pid" TELEGRAF_BUFFER_DIR="$buffer" \
-      "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" --config "$ROOT/telegraf/native/procstat.conf"
+      BROKER="$1" BROKER_PIDFILE="$out/logs/$1.pid" TELEGRAF_BUFFER_DIR="$buffer" WATCHED_RUN_ID="$compare_id-$1" \
+      "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" --config "$ROOT/telegraf/native/procstat.conf" \
+      --config "$ROOT/telegraf/native/watched.conf"
   ) >>"$3" 2>&1 &
   WATCHER=$!
   log "$1: its process (pid $2) watched by Telegraf's procstat (pid $WATCHER), tagged broker=$1"
@@ -420,10 +413,10 @@ for name in "${target_names[@]}"; do
       "unreachable: a TCP connect to $host:$port failed ($REACH)" "" false ""
     continue
   fi
-  version="$(sys_version "$host" "$port")"
+  version="$(broker_version "$host" "$port")"
   host_tag=""
-  # A target on this host: the native stack's Telegraf measures this host
-  # (its points are tagged with the stack's broker); not the target's process.
+  # A target on this host: the native stack's Telegraf measures this host (its points are tagged
+  # with the stack's broker, which the target's own report reads them under); not the target's process.
   if [[ "$host" =~ ^(127\.|localhost$|::1$) ]] && native_up; then host_tag="$(cat "$STATE/broker" 2>/dev/null || true)"; fi
   rc=0
   if $search; then
@@ -456,7 +449,7 @@ for name in "${target_names[@]}"; do
   unwatch
   if result_ok "$run_id"; then
     ((rc == 0)) || log "$name: the run's thresholds failed (k6 exit code $rc): its column says which"
-    if $influx; then sleep 2; run_report "$run_id"; else run_report --no-influx "$run_id"; fi # Telegraf's last flush
+    if $influx; then sleep 2; run_report "$run_id" ${host_tag:+"--host-tag=$host_tag"}; else run_report --no-influx "$run_id"; fi # Telegraf's last flush
     entry "$name" target target "$url" ran "" "" "$version" "$influx" "$host_tag"
   else
     entry "$name" target target "$url" "not run" "the run did not complete" "k6 $(why "$logf" "$rc")" "$version" false ""

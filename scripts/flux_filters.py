@@ -116,6 +116,14 @@ def broker_rss(broker):
     )
 
 
+def watched(name, run_id):
+    """A field of the procstat input (cpu_usage, memory_rss) of a target's
+    process that scripts/compare.sh watched during one run: its points are
+    tagged with the run's id (telegraf/native/watched.conf), which tells
+    them from the native stack's broker even when both have one broker tag."""
+    return f"{measurement(PROCSTAT)} and {tag('run_id', run_id)} and {field(name)}"
+
+
 def prometheus(source, name, broker):
     """A metric scraped by Telegraf's prometheus input from `source` (a broker or node_exporter)."""
     return f"{measurement(PROMETHEUS)} and {tag('source', source)} and {field(name)} and {tag('broker', broker)}"

@@ -5,11 +5,23 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
 
-# Versions: .env is the single source (compose reads it too).
-set -a
-# shellcheck source=../.env
-. "$ROOT/.env"
-set +a
+# Versions and settings: .env is the single source (compose reads it too).
+# Compose's rule holds here as well: a variable the environment already has
+# wins over its line in .env (BROKER_CPUS=4 scripts/bench.sh, an EMQX_IMAGE
+# of one's own, a version too: the caches are keyed by the value in force);
+# .env supplies the rest.
+load_env_file() {
+  local name kv kept=()
+  while IFS= read -r name; do
+    if [[ -v "$name" && "${!name@a}" == *x* ]]; then kept+=("$name=${!name}"); fi  # exported: the environment's
+  done < <(sed -nE 's/^[[:space:]]*(export[[:space:]]+)?([A-Za-z_][A-Za-z0-9_]*)=.*/\2/p' "$1")
+  set -a
+  # shellcheck source=../.env
+  . "$1"
+  set +a
+  for kv in "${kept[@]}"; do export "${kv:?}"; done
+}
+load_env_file "$ROOT/.env"
 
 # Toolchains and builds are cached outside the clone, keyed by version, so
 # CI and later sessions on the same machine reuse them.
@@ -179,6 +191,23 @@ compose() {
   local dc=(docker compose)
   [[ -x "$(compose_bin)" ]] && dc=("$(compose_bin)")
   "${dc[@]}" --project-directory "$ROOT" "$@"
+}
+
+# broker_version HOST PORT: the version the running broker reports on its
+# $SYS topics (Mosquitto: $SYS/broker/version; EMQX: $SYS/brokers/<node>/version),
+# not what a variable or the binary first on PATH names; empty when it says none.
+broker_version() {
+  command -v mosquitto_sub >/dev/null || return 0
+  timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
+}
+
+# broker_image BROKER: the image the compose broker's running container was
+# created from, as docker inspect reports it (a *_IMAGE of the shell's or an
+# override file may name another than .env's); empty when none runs.
+broker_image() {
+  local id
+  id=$(compose --profile "$1" ps -q "$1" 2>/dev/null | head -n 1) || true
+  [[ -z "$id" ]] || docker inspect --format '{{.Config.Image}}' "$id" 2>/dev/null || true
 }
 
 # influx_curl ARGS...: curl with INFLUX_TOKEN's Authorization header read from

@@ -48,6 +48,31 @@ def test_bench_runs_a_scenario_and_writes_the_report(stack, tmp_path):
         shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
 
 
+def test_bench_records_the_version_the_running_broker_reports(stack, tmp_path):
+    # Another mosquitto first on PATH (a second install, say) is not the
+    # broker that runs: the record is the running broker's own word.
+    (tmp_path / "mosquitto").write_text("#!/bin/sh\necho 'mosquitto version 9.9.9'\nexit 3\n")
+    (tmp_path / "mosquitto").chmod(0o755)
+    sub = f"mosquitto_sub -h 127.0.0.1 -p {stack.env['MQTT_PORT']} -t $SYS/broker/version -C 1 -W 5"
+    said = subprocess.run(sub.split(), text=True, capture_output=True).stdout.strip()
+    assert said.startswith("mosquitto version "), said
+    run_id = f"bench-version-{time.time_ns()}"
+    r = subprocess.run(
+        [str(ROOT / "scripts/bench.sh"), "--native", "-e", "DURATION=2s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}"],
+        env=dict(stack.env, PATH=f"{tmp_path}:{os.environ['PATH']}", K6_WEB_DASHBOARD="false"),
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        assert json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())["versions"]["broker"] == said
+        assert f"broker mosquitto {said};" in (ROOT / f"reports/{run_id}/report.md").read_text()
+    finally:
+        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+
+
 def test_bench_runs_a_tls_scenario_on_the_brokers_tls_listener(stack):
     # The README's path for every scenario: a TLS one measures the broker's
     # TLS listener, not the plain URL bench.sh gives the others.

@@ -79,6 +79,46 @@ def test_a_target_with_its_process_has_its_cpu_and_rss(stack, hand_started):
         results = json.loads((out / "results.json").read_text())
         assert {b["name"]: b["pid"] for b in results["brokers"]} == {n: procs[n].pid for n in procs}
         assert f"its process (pid {procs['bypid'].pid}) was watched" in md
+        for name in procs:
+            assert not host_missing(compare_id, name)
+    finally:
+        cleanup(compare_id)
+
+
+def host_missing(compare_id, name):
+    """What a target's own report (reports/<compare id>-<name>/) says is missing of this host's CPU and memory."""
+    own = json.loads((REPORTS / f"{compare_id}-{name}" / "results.json").read_text())
+    return [m for m in own["missing"] if m.startswith("host ")]
+
+
+def test_a_target_named_like_the_stacks_broker_keeps_its_process(stack, hand_started):
+    """A target named mosquitto, as the native stack's broker is tagged: its
+    process's CPU and RSS are still its own, neither n/a nor mixed with the
+    stack broker's points, in the comparison and in its own report."""
+    urls, procs, _ = hand_started
+    compare_id = f"cmp-same-{time.time_ns()}"
+    target = f"mosquitto={urls['bypid']},pid={procs['bypid'].pid}"
+    args = f"--native --target {target} --scenario p2p --id {compare_id} -e DURATION=4s -e SCALE=0.1".split()
+    r = compare(*args, env=stack.env)
+    out = REPORTS / f"compare-{compare_id}"
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+        md = (out / "compare.md").read_text()
+        cpu = {row[0]: row[1:] for row in table(md, "CPU (%)")[1:]}
+        memory = {row[0]: row[1:] for row in table(md, "Memory (MB)")[1:]}
+        assert all(v != "n/a" for v in cpu["broker process avg"] + memory["broker RSS max"]), (cpu, memory)
+        # Its own process's RSS: one of the points read from its pid file
+        # (1 s windows of 1 s points), not a mean with the stack broker's.
+        rows = stack.flux(
+            'from(bucket: "mqtt-bench") |> range(start: -10m) |> filter(fn: (r) => r._measurement == "procstat"'
+            f' and r.pidfile == "{out / "logs/mosquitto.pid"}" and r._field == "memory_rss")'
+        )
+        own_rss = {float(x["_value"]) for x in rows}
+        figures = json.loads((out / "results.json").read_text())["brokers"][0]["figures"]
+        assert figures["broker_rss_max_mb"] * 2**20 in own_rss, (figures, own_rss)
+        own = json.loads((REPORTS / f"{compare_id}-mosquitto" / "results.json").read_text())
+        assert own["mqttbs"]["broker_rss_max"] in own_rss, (own["mqttbs"], own_rss)
+        assert not host_missing(compare_id, "mosquitto")
     finally:
         cleanup(compare_id)
 

@@ -26,7 +26,7 @@ from jinja2 import Environment, FileSystemLoader
 import broker_facts
 
 from . import brokers, charts, diagnosis, network, tables
-from .influx import Influx
+from .influx import HostTagged, Influx
 from .results import MissingData, find, instance_dirs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +82,8 @@ def merge(run_id, dirs, always):
 
 def report_one(run, influx, influx_problem, args):
     tables.require(run)
+    if influx is not None and args.host_tag:
+        influx = HostTagged(influx, run["broker"], args.host_tag, run.run_id)
     res, t = tables.build(run, influx, args.cpu_target)
     t["diagnosis"] = diagnosis.build(run, res.broker_cpu)
     if influx_problem:
@@ -165,6 +167,12 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "reports"))
     ap.add_argument("--cpu-target", type=float, default=75.0, help="capacity search CPU bound, %% (default 75)")
     ap.add_argument("--no-influx", action="store_true", help="report from the result files only")
+    ap.add_argument(
+        "--host-tag",
+        metavar="TAG",
+        help="the broker ran on this host beside the native stack, whose Telegraf tags this host's points "
+        "broker=TAG (scripts/compare.sh --target on loopback): host CPU and memory are read under TAG",
+    )
     ap.add_argument(
         "--merge",
         action="store_true",

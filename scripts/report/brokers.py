@@ -58,7 +58,7 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
         run = find(dirs, b["run_id"])
         source = None
         if b.get("influx") and influx is not None:
-            source = HostTagged(influx, b["name"], b["host_tag"]) if b.get("host_tag") else influx
+            source = HostTagged(influx, b["name"], b["host_tag"], b["run_id"]) if b.get("host_tag") else influx
         t, figures = run_figures(run, source, cpu_target, built)
         b["network"] = run.data.get("network")
     except (MissingData, KeyError, TypeError, ValueError) as e:

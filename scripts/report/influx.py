@@ -154,12 +154,13 @@ class Influx:
 class HostTagged:
     """InfluxDB as seen for a target on this host: host CPU and memory are
     this host's Telegraf's, whose points carry the native stack's broker tag
-    (host_tag); the target's own process is not the stack's, so its CPU and
-    RSS are read under the target's own tag (n/a unless a Telegraf of its
-    own reports them), and never the stack broker's."""
+    (host_tag). The target's own process is not the stack's: its CPU and RSS
+    are those scripts/compare.sh watched during the run (tagged with its
+    run id, whatever the target's name), else those a Telegraf of its own
+    reports under its name; never the stack broker's."""
 
-    def __init__(self, influx, name, host_tag):
-        self.influx, self.name, self.host_tag = influx, name, host_tag
+    def __init__(self, influx, name, host_tag, run_id):
+        self.influx, self.name, self.host_tag, self.run_id = influx, name, host_tag, run_id
 
     def __getattr__(self, attr):
         return getattr(self.influx, attr)
@@ -179,8 +180,10 @@ class HostTagged:
         return self.influx.broker_host(start, end, self.host_tag)
 
     def broker_process(self, start, end, broker):
-        if broker == self.host_tag:  # the stack's own broker process, not the target
-            return [], []
+        cpu = self.series(start, end, ff.watched("cpu_usage", self.run_id))
+        rss = self.series(start, end, ff.watched("memory_rss", self.run_id))
+        if cpu or rss or broker == self.host_tag:  # under the stack's tag: the stack's broker, not the target
+            return cpu, rss
         return self.influx.broker_process(start, end, broker)
 
 
