@@ -150,3 +150,22 @@ func TestMergedReconnectDelayIsOneProcessHistogram(t *testing.T) {
 		t.Fatalf("the merged summary has no reconnect line:\n%s", Text(r, "x.json"))
 	}
 }
+
+// The merge's latency_ms kinds are the extension's histograms, every one:
+// a kind added to load.HistNames but not here would vanish from merged
+// results (k6/lib/summary.js keeps a third copy of the list).
+func TestLatencyKindsCoverEveryHistogram(t *testing.T) {
+	stems := map[string]bool{}
+	for _, stem := range latencyKinds() {
+		stems[stem] = true
+	}
+	names := load.HistNames()
+	for _, stem := range names {
+		if !stems[stem] {
+			t.Errorf("histogram %s has no latency_ms kind in the merge", stem)
+		}
+	}
+	if len(stems) != len(names) {
+		t.Errorf("%d latency_ms kinds for %d histograms", len(stems), len(names))
+	}
+}
