@@ -316,6 +316,10 @@ export declare function stats(): {
   mqtt_connect_duration: LatencyStats;
   mqtt_suback_duration: LatencyStats;
   mqtt_puback_duration: LatencyStats;
+  mqtt_tls_handshake_duration: LatencyStats;
+  mqtt_connack_duration: LatencyStats;
+  /** From a connection's drop to the CONNACK of the reconnect that brought it back. */
+  mqtt_reconnect_duration: LatencyStats;
 };
 
 /** One row per second of the run, process-wide. */

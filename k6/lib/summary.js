@@ -17,6 +17,8 @@ const latencyKinds = {
   // The parts of connect: the TLS handshake, then CONNECT → CONNACK.
   tls_handshake: 'mqtt_tls_handshake_duration',
   connack: 'mqtt_connack_duration',
+  // From a connection's drop to its reconnect's CONNACK: what an outage cost.
+  reconnect: 'mqtt_reconnect_duration',
 };
 
 // instanceSuffix names one instance's result file of a segmented test:
@@ -101,6 +103,8 @@ export function result(data, p, flows) {
 }
 
 const fmt = (x) => (x === undefined || x === null ? '-' : Number(x).toFixed(x < 10 ? 3 : 1));
+// A latency figure, n/a where nothing was measured.
+const na = (h, stat) => (h.count ? fmt(h[stat]) : 'n/a');
 
 export function text(r) {
   const c = r.counts;
@@ -143,6 +147,11 @@ export function text(r) {
   if (l.count) {
     lines.push(`  latency ms    avg ${fmt(l.avg)}  p50 ${fmt(l.p50)}  p90 ${fmt(l.p90)}  p95 ${fmt(l.p95)}  p99 ${fmt(l.p99)}  max ${fmt(l.max)}`);
     lines.push(`  from intended avg ${fmt(li.avg)}  p50 ${fmt(li.p50)}  p90 ${fmt(li.p90)}  p95 ${fmt(li.p95)}  p99 ${fmt(li.p99)}  max ${fmt(li.max)}`);
+  }
+  const rc = r.latency_ms.reconnect || {};
+  if (rc.count || (r.outages || []).length) {
+    lines.push(`  reconnect ms  p50 ${na(rc, 'p50')}  p99 ${na(rc, 'p99')}  max ${na(rc, 'max')}  ` +
+      `(${rc.count || 0} reconnects, each from its connection's drop to its CONNACK)`);
   }
   for (const o of r.outages || []) {
     lines.push(`  outage        ${new Date(o.start_ms).toISOString()}: ${fmt(o.duration_s)} s, up to ${o.max_down} ` +

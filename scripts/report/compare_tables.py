@@ -52,6 +52,7 @@ def run_figures(run, influx, cpu_target, built=None):
         "broker_cpu_ms_per_connect": c["broker_cpu_ms_per_connect"],
         "transport": c["transport_short"],
         "tls_version": c["tls_version"],
+        **{f"reconnect_{k}": t["reconnect"].get(k) for k in ("p50", "p99", "max")},
         "passed": run["passed"],
         "failed_thresholds": failed,
     }
@@ -115,6 +116,12 @@ RUN_TABLES = [
             ("broker CPU ms per new connection", "broker_cpu_ms_per_connect", 3),
             ("TLS version negotiated", "tls_version", 0),
         ],
+    ),
+    (
+        "Reconnect delay (ms)",
+        "From each connection's drop to the CONNACK of the reconnect that brought it back (the result file's "
+        "histogram); n/a where no connection was lost and back.",
+        [(k, f"reconnect_{k}", 1) for k in ("p50", "p99", "max")],
     ),
 ]
 

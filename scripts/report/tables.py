@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 import flux_filters as ff
 
-from . import connect_cost, gaps
+from . import connect_cost, gaps, instances
 from .results import MissingData
 
 
@@ -314,9 +314,10 @@ def build(run, influx, cpu_target):
         "success": success(run),
         "connections": {**connections(run), **connect_cost.broker_cpu_per_connect(run, res.broker_cpu)},
         "generator": generator(run, res),
-        "instances": instances(run),
+        "instances": instances.of(run),
         "monitoring": monitoring(run, res, influx),
         "outages": gaps.outages(run),
+        "reconnect": latency(run, "reconnect"),  # each drop → its reconnect's CONNACK
         "missing": res.missing,
     }
 
@@ -325,27 +326,6 @@ def local_cores(run, res):
     """The generator host's cores when it is the broker's host (node_exporter
     names the broker host's own when it reports)."""
     return (run["host"].get("cpus") or None) if generator(run, res)["shares_broker_host"] else None
-
-
-def instances(run):
-    """Who generated the load of a merged run (k6 x mqtt-merge): instances,
-    hosts, and the clock-skew risk of latencies measured across hosts."""
-    merge = run.data.get("merge")
-    if not merge:
-        return None
-    inst = merge["instances"]
-    hosts = {}
-    for i in inst:
-        hosts[i["hostname"]] = hosts.get(i["hostname"], 0) + 1
-    return {
-        "count": merge["instances_expected"],
-        "segments": [i["segment"] for i in inst],
-        "hosts": hosts,
-        "start_spread_s": merge["started_at_spread_s"],
-        "skew_risk": merge["clock"]["skew_risk"],
-        "clock_text": merge["clock"]["text"],
-        "missing": merge["missing_instances"],
-    }
 
 
 def require(run):

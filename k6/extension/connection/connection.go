@@ -117,6 +117,11 @@ const (
 	SubackTime                     // SUBSCRIBE → SUBACK
 	TLSHandshakeTime               // the TLS handshake alone (TLS connections)
 	ConnackTime                    // CONNECT → CONNACK alone
+	// ReconnectTime: from a connection's drop to the CONNACK of the redial
+	// that brought it back, backoff and failed attempts included: how long
+	// an outage kept this client away. Taken once per reconnect, never on
+	// the message path.
+	ReconnectTime
 )
 
 // Recorder counts and times what connections do. shard is any small number

@@ -10,6 +10,9 @@ import (
 
 // lost runs when the reader stops: closed by us, or dropped by the broker.
 func (c *Conn) lost(nc wire, err error) {
+	// The drop as the client first knows it: a reconnect's delay runs from
+	// here, the handler's work and the backoff included.
+	down := time.Now()
 	c.mu.Lock()
 	if c.nc == nc {
 		c.nc = nil
@@ -38,7 +41,7 @@ func (c *Conn) lost(nc wire, err error) {
 	c.h.OnConnectionLost(c, err)
 	if c.cfg.Reconnect {
 		c.rec.Count(Down, 1)
-		c.reconnectLoop()
+		c.reconnectLoop(down)
 	}
 }
 
@@ -46,8 +49,9 @@ func (c *Conn) lost(nc wire, err error) {
 // or the connection is closed; subscriptions are restored. Every redial is
 // a reconnect attempt, never a connect failure: those are the first
 // connections' (the connection success rate is about them), so an outage
-// shows as disconnects, attempts and reconnects, each counted once.
-func (c *Conn) reconnectLoop() {
+// shows as disconnects, attempts and reconnects, each counted once. The
+// reconnect that works is timed from down, when the connection was lost.
+func (c *Conn) reconnectLoop(down time.Time) {
 	backoff := c.cfg.BackoffMin
 	for {
 		select {
@@ -64,6 +68,7 @@ func (c *Conn) reconnectLoop() {
 			backoff = min(backoff*2, c.cfg.BackoffMax)
 			continue
 		}
+		away := time.Since(down) // its CONNACK is in: before any lock
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -72,6 +77,7 @@ func (c *Conn) reconnectLoop() {
 			return
 		}
 		c.rec.Count(Reconnected, 1)
+		c.rec.Time(ReconnectTime, c.idx, away.Nanoseconds())
 		c.rec.Count(Down, -1)
 		c.attach(nc, br)
 		subs := append([]codec.Subscription(nil), c.subs...)

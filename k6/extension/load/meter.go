@@ -105,6 +105,8 @@ func (m *Meter) Time(t connection.Timing, shard int, ns int64) {
 		m.Record(TLSHandshakeDuration, shard, ns)
 	case connection.ConnackTime:
 		m.Record(ConnackDuration, shard, ns)
+	case connection.ReconnectTime:
+		m.Record(ReconnectDuration, shard, ns)
 	}
 }
 

@@ -120,6 +120,7 @@ const (
 	PubackDuration                   // PUBLISH → PUBACK (QoS 1) or PUBCOMP (QoS 2)
 	TLSHandshakeDuration             // the TLS handshake alone
 	ConnackDuration                  // CONNECT → CONNACK alone
+	ReconnectDuration                // a connection's drop → its reconnect's CONNACK
 	HistKinds
 )
 
@@ -128,7 +129,7 @@ func HistNames() [HistKinds]string {
 	return [HistKinds]string{
 		"mqtt_latency", "mqtt_latency_intended", "mqtt_send_lag",
 		"mqtt_connect_duration", "mqtt_suback_duration", "mqtt_puback_duration",
-		"mqtt_tls_handshake_duration", "mqtt_connack_duration",
+		"mqtt_tls_handshake_duration", "mqtt_connack_duration", "mqtt_reconnect_duration",
 	}
 }
 

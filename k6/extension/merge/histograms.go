@@ -21,6 +21,7 @@ func latencyKinds() map[string]string {
 		"puback":                   "mqtt_puback_duration",
 		"tls_handshake":            "mqtt_tls_handshake_duration",
 		"connack":                  "mqtt_connack_duration",
+		"reconnect":                "mqtt_reconnect_duration",
 	}
 }
 

@@ -131,3 +131,41 @@ func TestHistogramOfOtherBoundsIsRefused(t *testing.T) {
 		t.Fatal("an undecodable histogram was accepted")
 	}
 }
+
+// Reconnect delays merge like every other latency: the instances' drop →
+// CONNACK histograms add up to one process's, in latency_ms.reconnect.
+func TestMergedReconnectDelayIsOneProcessHistogram(t *testing.T) {
+	dir := t.TempDir()
+	whole, split := splitSamples(t, 5000, 3, 11)
+	for i, h := range split {
+		doc := instanceDoc("run.1", i+1, 3)
+		doc["histograms"] = obj{"mqtt_reconnect_duration": encode(t, h)}
+		writeInstance(t, dir, doc)
+	}
+	r := mustMerge(t, dir, "run.1")
+	if got, want := r.LatencyMs["reconnect"], load.Summarize(whole); got != want || got.Count != 5000 {
+		t.Fatalf("latency_ms.reconnect = %+v, one process %+v", got, want)
+	}
+	if !strings.Contains(Text(r, "x.json"), "reconnect ms  p50 ") {
+		t.Fatalf("the merged summary has no reconnect line:\n%s", Text(r, "x.json"))
+	}
+}
+
+// The merge's latency_ms kinds are the extension's histograms, every one:
+// a kind added to load.HistNames but not here would vanish from merged
+// results (k6/lib/summary.js keeps a third copy of the list).
+func TestLatencyKindsCoverEveryHistogram(t *testing.T) {
+	stems := map[string]bool{}
+	for _, stem := range latencyKinds() {
+		stems[stem] = true
+	}
+	names := load.HistNames()
+	for _, stem := range names {
+		if !stems[stem] {
+			t.Errorf("histogram %s has no latency_ms kind in the merge", stem)
+		}
+	}
+	if len(stems) != len(names) {
+		t.Errorf("%d latency_ms kinds for %d histograms", len(stems), len(names))
+	}
+}

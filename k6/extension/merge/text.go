@@ -70,6 +70,10 @@ func Text(r *result.Result, path string) string {
 		lines = append(lines, fmt.Sprintf("  from intended avg %s  p50 %s  p90 %s  p99 %s  p99.99 %s  max %s",
 			num3(l.Avg), num3(l.P50), num3(l.P90), num3(l.P99), num3(l.P9999), num3(l.Max)))
 	}
+	if l := r.LatencyMs["reconnect"]; l.Count > 0 {
+		lines = append(lines, fmt.Sprintf("  reconnect ms  p50 %s  p99 %s  max %s  (%d reconnects, each from its connection's drop to its CONNACK)",
+			num3(l.P50), num3(l.P99), num3(l.Max), l.Count))
+	}
 	for _, k := range result.SortedKeys(m.ThresholdValues) {
 		t := m.ThresholdValues[k]
 		mark := "ok  "
