@@ -53,7 +53,7 @@ while (($#)); do
   esac
 done
 
-case "$broker" in mosquitto|emqx|nanomq|vernemq) ;; *) die "unknown broker '$broker' (known: mosquitto emqx nanomq vernemq)" ;; esac
+is_broker "$broker" || die "unknown broker '$broker' (known: $(brokers | xargs); a broker is a folder brokers/NAME with a broker.toml)"
 if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
   known=("$ROOT"/k6/scenarios/*.js)
   known=("${known[@]##*/}")
@@ -200,8 +200,7 @@ if [[ "$mode" == native ]]; then
   [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from $secrets: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
   influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
-  # mosquitto -h exits 3 after printing its version.
-  version="$(mosquitto -h 2>/dev/null | awk 'NR==1 {print $3}' || true)"
+  version="$(python3 "$ROOT/scripts/broker_native.py" version "$broker" || true)"
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
@@ -221,6 +220,7 @@ if [[ "$mode" == native ]]; then
   impair_stop
 else
   log "starting the $broker profile and waiting until healthy"
+  image_var=$(broker_fact "$broker" image) # the .env variable of its image, for the result
   compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
@@ -238,7 +238,7 @@ else
   # telegraf:8186 reached the user's native Telegraf from a host-network one.
   k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
   log "running $scenario (run $run_id)"
-  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${broker^^}_IMAGE=$(eval echo "\$${broker^^}_IMAGE")" \
+  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$image_var=${!image_var}" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

@@ -19,6 +19,7 @@ for ((i = 1; i <= $#; i++)); do
   args+=("${!i}")
 done
 
+$target || is_broker "$broker" || die "unknown broker '$broker' (known: $(brokers | xargs)); a broker this stack does not start: --target NAME=URL"
 [[ -x "$CACHE/venv/current/bin/python" && -x "$(k6_bin)" ]] || "$ROOT/scripts/setup.sh"
 MQTTBENCH_K6_BIN="$(k6_bin)"
 export MQTTBENCH_K6_BIN

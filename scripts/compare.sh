@@ -7,8 +7,8 @@
 #                           [--target NAME=URL ...] [--scenario p2p] [--search]
 #                           [--id ID] [--cpu-target 75] [-e NAME=VALUE ...]
 #                           [--search options: --qos --p99-ms --trial --budget --start-rate --max-rate --precision]
-#   --broker B,B...   brokers this stack starts, one after another: natively
-#                     (scripts/stack.sh; only mosquitto has a native build) or
+#   --broker B,B...   brokers this stack starts (brokers/B), one after another: natively
+#                     (scripts/stack.sh; those with [native] in their broker.toml) or
 #                     under compose (its profile up, the run, then that broker's
 #                     services stopped; InfluxDB and Grafana stay up; equal
 #                     limits: BROKER_CPUS/BROKER_MEMORY in .env). Default mode:
@@ -36,7 +36,6 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-KNOWN_BROKERS=(mosquitto emqx nanomq vernemq)
 NAME_RE='^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$'
 URL_RE='^(mqtt|tcp|mqtts|ssl|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:([0-9]{1,5}))?/?$'
 
@@ -104,9 +103,7 @@ done
   bad "name the brokers to compare: --broker mosquitto,emqx,... (brokers this stack starts) and/or --target NAME=URL (brokers already running), e.g. --target emqx=mqtt://10.0.0.5:1883"
 declare -A seen=() target_url=() target_pid=()
 for b in "${brokers[@]}"; do
-  known=false
-  for k in "${KNOWN_BROKERS[@]}"; do [[ "$b" == "$k" ]] && known=true; done
-  $known || bad "--broker: unknown broker '$b' (known: ${KNOWN_BROKERS[*]}); a broker this stack does not start: --target $b=mqtt://HOST:PORT"
+  is_broker "$b" || bad "--broker: unknown broker '$b' (known: $(brokers | xargs)); a broker this stack does not start: --target $b=mqtt://HOST:PORT"
   [[ -z "${seen[$b]:-}" ]] || bad "--broker: '$b' is named twice: each broker runs once"
   seen[$b]=1
 done

@@ -38,6 +38,19 @@ step() {
   fi
 }
 
+# The brokers: each folder of brokers/ with a broker.toml, the one place
+# that describes a broker (a new folder is a new broker everywhere).
+brokers() {
+  local f
+  for f in "$ROOT"/brokers/*/broker.toml; do [[ -f "$f" ]] && basename "$(dirname "$f")"; done
+  return 0
+}
+# is_broker NAME: NAME is one of brokers (a folder name, never a path).
+is_broker() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && -f "$ROOT/brokers/$1/broker.toml" ]]; }
+# broker_fact NAME KEY: one value of brokers/NAME/broker.toml (KEY dotted:
+# image, metrics.telegraf); fails when it is not there.
+broker_fact() { python3 "$ROOT/scripts/broker_facts.py" get "$1" "$2"; }
+
 # Paths of the built binaries (keyed by version).
 influxd_bin()  { echo "$CACHE/influxd/$INFLUXDB_VERSION/influxd"; }
 telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegraf"; }
@@ -240,8 +253,9 @@ port_holder() {
 # stack_mode BROKER...: "compose" when a Docker engine answers and the core's
 # and these brokers' images are present, else "native"; logs why.
 stack_mode() {
-  local img b images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
-  for b in "$@"; do images+=("$(eval echo "\$${b^^}_IMAGE")"); done
+  local img b var images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
+  # Each broker's image: the variable of .env its broker.toml names.
+  for b in "$@"; do var=$(broker_fact "$b" image) && images+=("${!var:-$var}"); done
   if ! docker info >/dev/null 2>&1; then
     log "using the native stack: no Docker engine answers here (docker info failed)"
     echo native; return

@@ -12,8 +12,6 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-NATIVE_BROKERS=(mosquitto)
-ALL_BROKERS=(mosquitto emqx nanomq vernemq)
 PIDS="$STATE/pids"
 LOGS="$STATE/logs"
 SERVICES=(influxd node_exporter broker telegraf)
@@ -23,7 +21,7 @@ SETTINGS=(BROKER MQTT_PORT MQTTS_PORT MTLS_PORT WS_PORT INFLUXDB_PORT TELEGRAF_K
 
 usage() {
   cat >&2 <<EOF
-usage: scripts/stack.sh up [--broker ${NATIVE_BROKERS[*]}]  start the native stack
+usage: scripts/stack.sh up [--broker NAME]      start the native stack (NAME: brokers/NAME with a [native] table)
        scripts/stack.sh down                    stop what up started (data kept in $STATE)
        scripts/stack.sh status [SERVICE]        exit 3 when SERVICE (with none named: any) is not running
        scripts/stack.sh restart|stop|start SERVICE
@@ -44,13 +42,11 @@ while (($#)); do
 done
 export BROKER
 
+# check_broker: BROKER runs natively (its broker.toml says how), else die
+# with the reason and the fix.
 check_broker() {
-  local b
-  for b in "${NATIVE_BROKERS[@]}"; do [[ "$b" == "$BROKER" ]] && return 0; done
-  for b in "${ALL_BROKERS[@]}"; do
-    [[ "$b" == "$BROKER" ]] && die "broker '$BROKER' has no native build on this machine: run it with compose (docker compose --profile $BROKER up) or use --broker mosquitto"
-  done
-  die "unknown broker '$BROKER' (known: ${ALL_BROKERS[*]})"
+  local why
+  why=$(python3 "$ROOT/scripts/broker_native.py" check "$BROKER" 2>&1) || die "$why"
 }
 
 check_service() {
@@ -218,23 +214,12 @@ start_broker() {
   sh "$ROOT/scripts/init/tls.sh" "$STATE/tls"
   # 10K+ connections need file descriptors: the broker inherits this limit.
   ulimit -n "$(ulimit -Hn)"
-  case "$BROKER" in
-    mosquitto)
-      local conf="$STATE/mosquitto.conf"
-      sed -E -e "s/^listener 1883\$/listener $MQTT_PORT 127.0.0.1/" -e "s/^listener 8883\$/listener $MQTTS_PORT 127.0.0.1/" \
-        -e "s/^listener 8884\$/listener $MTLS_PORT 127.0.0.1/" -e "s/^listener 8083\$/listener $WS_PORT 127.0.0.1/" \
-        -e "s|/run/secrets/mqtt-bench/tls/|$STATE/tls/|" "$ROOT/brokers/mosquitto/mosquitto.conf" >"$conf"
-      # Started as root, Mosquitto would switch to the user mosquitto before
-      # it reads the certificates, which lie in the caller's state directory
-      # (mosquitto.conf(5), user): it stays the user who started the stack.
-      printf 'user %s\n' "$(id -un)" >>"$conf"
-      start broker mosquitto -c "$conf"
-      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t "\$SYS/broker/version" -C 1 -W 3
-      # The TLS listener answers with the certificate the CA signed.
-      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTTS_PORT" --cafile "$STATE/tls/ca.pem" \
-        -t "\$SYS/broker/version" -C 1 -W 3
-      ;;
-  esac
+  # The command and its readiness checks, from [native] of its broker.toml.
+  local native_command=() native_ready=() check plan
+  plan=$(python3 "$ROOT/scripts/broker_native.py" plan "$BROKER" "$STATE") || die "cannot run broker $BROKER natively"
+  eval "$plan"
+  start broker "${native_command[@]}"
+  for check in "${native_ready[@]}"; do wait_for broker 10 eval "$check"; done
 }
 
 start_telegraf() {
@@ -246,7 +231,7 @@ start_telegraf() {
   TELEGRAF_BUFFER_DIR="$STATE/telegraf-buffer" \
     start telegraf "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" \
       --config-directory "$ROOT/telegraf/telegraf.d" \
-      --config "$ROOT/telegraf/brokers/$BROKER.conf" --config "$ROOT/telegraf/native/procstat.conf"
+      --config "$ROOT/$(broker_fact "$BROKER" metrics.telegraf)" --config "$ROOT/telegraf/native/procstat.conf"
   wait_for telegraf 20 http_ok "http://127.0.0.1:$TELEGRAF_K6_PORT/ping"
 }
 

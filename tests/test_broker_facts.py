@@ -66,6 +66,6 @@ def test_metrics_source_matches_telegraf_and_the_dashboards(name):
     # Telegraf keeps every series the dashboards are said to use, and they do use it.
     kept = re.findall(r'"([^"]*)"', conf)
     boards = json.dumps([json.loads(p.read_text()) for p in (ROOT / "grafana/dashboards").glob("*.json")])
-    for s in m["series"]:
+    for s in m["series"].values():
         assert any(fnmatch.fnmatchcase(s, k) for k in kept), f"{s} is not collected by {m['telegraf']}"
         assert s in boards, f"{s} is in no dashboard"
