@@ -220,7 +220,6 @@ if [[ "$mode" == native ]]; then
   impair_stop
 else
   log "starting the $broker profile and waiting until healthy"
-  image_var=$(broker_fact "$broker" image) # the .env variable of its image, for the result
   compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
@@ -238,7 +237,7 @@ else
   # telegraf:8186 reached the user's native Telegraf from a host-network one.
   k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
   log "running $scenario (run $run_id)"
-  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$image_var=${!image_var}" \
+  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$(broker_image "$broker")" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

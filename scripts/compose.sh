@@ -24,7 +24,9 @@ case "${1:-}" in
     mapfile -t profiles < <(brokers)
     for profile in "${profiles[@]}" k6; do
       compose --profile "$profile" config -q || die "compose.yaml is invalid for profile $profile"
-      [[ "$profile" == k6 ]] || compose --profile "$profile" config --services | grep -qx "$profile" ||
+      # (Read whole: grep -q stopping early would fail the pipeline on SIGPIPE.)
+      services=$(compose --profile "$profile" config --services)
+      [[ "$profile" == k6 ]] || grep -qx "$profile" <<<"$services" ||
         die "brokers/$profile has no service '$profile' in the profile '$profile' of compose.yaml: add its services there"
       log "compose config ok: profile $profile"
     done
