@@ -8,6 +8,7 @@ fact (KEY dotted: metrics.telegraf), for the shell scripts.
 Usage: scripts/broker_facts.py [--check] | get NAME KEY"""
 
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -30,6 +31,18 @@ def load(name):
         return None
     with (BROKERS / name / "broker.toml").open("rb") as f:
         return tomllib.load(f)
+
+
+def every(name):
+    """Seconds between the broker's publications of its series, as its
+    config sets them ([metrics] every), or None when it does not say."""
+    where = load(name)["metrics"].get("every")
+    if not where:
+        return None
+    found = re.search(where[1], (BROKERS / name / where[0]).read_text(), re.M)
+    if not found:
+        raise ValueError(f"brokers/{name}/{where[0]} has no line {where[1]!r} ([metrics] every)")
+    return int(found[1])
 
 
 def cell(text):

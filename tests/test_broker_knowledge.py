@@ -75,19 +75,34 @@ def test_a_broker_without_a_native_launcher_is_refused_natively(tree, tmp_path):
     assert not (tmp_path / "state/pids").exists(), "nothing starts for a broker refused natively"
 
 
-def test_dashboards_read_the_series_from_broker_toml(tree, tmp_path):
-    # The copy's series are Mosquitto's: the generated dashboards do not change.
+def dashboards_check(tree):
     python = lib_value("echo $CACHE/venv/current/bin/python")
-    r = subprocess.run([python, str(tree / "scripts/grafana_dashboards.py"), "--check"], text=True, capture_output=True)
+    return subprocess.run([python, tree / "scripts/grafana_dashboards.py", "--check"], text=True, capture_output=True)
+
+
+def test_a_new_broker_folder_leaves_the_dashboards_as_they_are(tree):
+    # The copy's series are Mosquitto's: one query serves both.
+    r = dashboards_check(tree)
     assert r.returncode == 0, r.stderr
-    # A series renamed in one broker.toml is a changed dashboard: the queries
-    # read it there, not from a list of their own.
+
+
+@pytest.mark.parametrize(
+    "path, old, new",
+    [
+        ("brokers/emqx/broker.toml", '"emqx_connections_count"', '"emqx_live_connections_count"'),
+        # Where Mosquitto's broker.toml says its publication interval is set.
+        ("brokers/mosquitto/mosquitto.conf", "\nsys_interval 5\n", "\nsys_interval 10\n"),
+    ],
+)
+def test_the_dashboards_read_what_the_broker_folders_say(tree, tmp_path, path, old, new):
+    # A change in a broker's folder is a changed dashboard: the queries read
+    # it there, not from a list of their own.
     other = tmp_path / "tree"
     shutil.copytree(tree, other, symlinks=True)
-    toml = other / "brokers/emqx/broker.toml"
-    toml.write_text(toml.read_text().replace('"emqx_connections_count"', '"emqx_live_connections_count"'))
-    assert "emqx_live_connections_count" in toml.read_text()
-    r = subprocess.run([python, other / "scripts/grafana_dashboards.py", "--check"], text=True, capture_output=True)
+    text = (other / path).read_text()
+    assert old in text
+    (other / path).write_text(text.replace(old, new))
+    r = dashboards_check(other)
     assert r.returncode != 0 and "broker-internals.json" in r.stderr, r.stderr
 
 
