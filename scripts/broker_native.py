@@ -53,7 +53,10 @@ def plan(name, state):
     }
     text = (broker_facts.BROKERS / name / table["config"]).read_text()
     for pattern, replacement in table.get("rewrite", []):
-        text = re.sub(pattern, fill(replacement, values).replace("\\", "\\\\"), text, flags=re.M)
+        text, n = re.subn(pattern, fill(replacement, values).replace("\\", "\\\\"), text, flags=re.M)
+        # A listener left as it is would listen on every interface, at the compose port.
+        if not n:
+            sys.exit(f"brokers/{name}/{table['config']}: no line matches {pattern!r} of [native] rewrite")
     text += "".join(fill(line, values) + "\n" for line in table.get("append", []))
     Path(values["config"]).write_text(text)
     print("native_command=(" + shlex.join(fill(a, values) for a in table["command"]) + ")")
