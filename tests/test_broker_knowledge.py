@@ -114,7 +114,7 @@ def test_compose_check_names_a_broker_without_a_profile(tree):
     assert r.returncode != 0 and f"brokers/{COPY}" in r.stderr and "compose.yaml" in r.stderr, r.stderr
 
 
-def test_a_new_broker_folder_runs_natively_and_fills_the_broker_variable(tree, tmp_path, k6_bin):
+def test_a_new_broker_folder_runs_natively_compares_and_fills_the_broker_variable(tree, tmp_path, k6_bin):
     # A short real run of the copy on the native stack, then the dashboards'
     # broker variable, as Grafana runs it, lists it.
     stack = Stack(tmp_path / "state")
@@ -145,5 +145,14 @@ def test_a_new_broker_folder_runs_natively_and_fills_the_broker_variable(tree, t
         topics = {row["_value"] for row in stack.flux(query) if "_value" in row}
         named = tomllib.loads((tree / "brokers" / COPY / "broker.toml").read_text())["metrics"]["series"]
         assert set(named.values()) & topics, topics
+        # compare.sh runs it too, on the stack that runs it already.
+        compare_id = f"knowledge-{time.time_ns()}"
+        r = script(
+            tree, "compare.sh", "--native", "--broker", COPY, "--id", compare_id, "-e", "DURATION=3s",
+            "-e", "SCALE=0.01", env=stack.env, timeout=600,
+        )  # fmt: skip
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        (entry,) = json.loads((tree / f"reports/compare-{compare_id}/results.json").read_text())["brokers"]
+        assert entry["name"] == COPY and entry["status"] == "ran", entry
     finally:
         script(tree, "stack.sh", "down", env=stack.env)
