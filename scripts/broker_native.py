@@ -38,7 +38,7 @@ def native(name):
 
 def fill(text, values):
     """A string of the table with its {PLACEHOLDERS} filled in; only the
-    known ones, so that Flux-like braces or $SYS stay as they are."""
+    known ones, so that other braces (a pattern's {2}) stay as they are."""
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), text)
 
 
