@@ -35,10 +35,9 @@ while (($#)); do
 done
 
 # Every input is checked before any connection.
-known=("$ROOT"/brokers/*/broker.toml)
-known=("${known[@]%/broker.toml}") && known=("${known[@]##*/}")
+mapfile -t known < <(brokers)
 [[ -n "$broker" ]] || die "--broker is required (one of: ${known[*]})"
-[[ -f "$ROOT/brokers/$broker/broker.toml" ]] || die "--broker $broker: no brokers/$broker/broker.toml (known: ${known[*]})"
+is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: ${known[*]})"
 [[ "$url" =~ ^mqtt://[^/:]+(:[0-9]+)?/?$ ]] || die "--mqtt-url '$url' is not mqtt://HOST:PORT"
 if [[ "$(broker_fact "$broker" metrics.input)" == inputs.prometheus && -z "$metrics" ]]; then
   die "--metrics-url is required for $broker: its Prometheus endpoint (brokers/$broker/broker.toml [metrics])"
