@@ -219,6 +219,7 @@ if [[ "$mode" == native ]]; then
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
   impair_stop
 else
+  compose_profile "$broker" || exit 1
   log "starting the $broker profile and waiting until healthy"
   compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The

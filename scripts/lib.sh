@@ -58,6 +58,18 @@ broker_image() {
   printf '%s=%s\n' "$var" "${!var:-}"
 }
 
+# compose_profile NAME: compose.yaml has the broker's profile, named as its
+# folder, with a service of that name; else fails saying what to add.
+compose_profile() {
+  local services
+  # Read whole: grep -q stopping early would fail a pipeline on SIGPIPE.
+  services=$(compose --profile "$1" config --services) || return 1
+  grep -qx "$1" <<<"$services" && return 0
+  printf 'error: brokers/%s has no service %s in the profile %s of compose.yaml: add its services there (or run it natively: --native)\n' \
+    "$1" "$1" "$1" >&2
+  return 1
+}
+
 # Paths of the built binaries (keyed by version).
 influxd_bin()  { echo "$CACHE/influxd/$INFLUXDB_VERSION/influxd"; }
 telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegraf"; }

@@ -106,12 +106,16 @@ def test_the_dashboards_read_what_the_broker_folders_say(tree, tmp_path, path, o
     assert r.returncode != 0 and "broker-internals.json" in r.stderr, r.stderr
 
 
-def test_compose_check_names_a_broker_without_a_profile(tree):
+def test_compose_check_and_bench_name_a_broker_without_a_profile(tree):
     compose = lib_value("compose_bin")
     if not os.access(compose, os.X_OK):
         pytest.skip(f"no compose to validate with ({compose} is not built: scripts/setup.sh)")
     r = script(tree, "compose.sh", "check", timeout=300)
     assert r.returncode != 0 and f"brokers/{COPY}" in r.stderr and "compose.yaml" in r.stderr, r.stderr
+    # bench.sh --compose says so before it starts anything.
+    r = script(tree, "bench.sh", "--compose", "--broker", COPY, "-e", "DURATION=3s", timeout=300)
+    assert r.returncode != 0 and f"brokers/{COPY} has no service" in r.stderr and "--native" in r.stderr, r.stderr
+    assert "starting the" not in r.stderr, r.stderr
 
 
 def test_a_new_broker_folder_runs_natively_compares_and_fills_the_broker_variable(tree, tmp_path, k6_bin):
