@@ -53,7 +53,7 @@ while (($#)); do
   esac
 done
 
-case "$broker" in mosquitto|emqx|nanomq|vernemq) ;; *) die "unknown broker '$broker' (known: mosquitto emqx nanomq vernemq)" ;; esac
+is_broker "$broker" || die "unknown broker '$broker' (known: $(brokers | xargs); a broker is a folder brokers/NAME with a broker.toml)"
 if [[ ! -f "$ROOT/k6/scenarios/$scenario.js" ]]; then
   known=("$ROOT"/k6/scenarios/*.js)
   known=("${known[@]##*/}")
@@ -219,6 +219,7 @@ if [[ "$mode" == native ]]; then
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
   impair_stop
 else
+  compose_profile "$broker" || exit 1
   log "starting the $broker profile and waiting until healthy"
   compose --profile "$broker" up -d --wait
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The

@@ -3,9 +3,12 @@
 broker's README table says and for the report's full disclosure. This script
 renders the block between the markers in brokers/<name>/README.md from it;
 the tests check that the READMEs are up to date and that the facts match the
-config files. Run after editing a broker.toml.
-Usage: scripts/broker_facts.py [--check]"""
+config files. Run after editing a broker.toml. `get NAME KEY` prints one
+fact (KEY dotted: metrics.telegraf), for the shell scripts.
+Usage: scripts/broker_facts.py [--check] | get NAME KEY"""
 
+import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -30,6 +33,18 @@ def load(name):
         return tomllib.load(f)
 
 
+def every(name):
+    """Seconds between the broker's publications of its series, as its
+    config sets them ([metrics] every), or None when it does not say."""
+    where = load(name)["metrics"].get("every")
+    if not where:
+        return None
+    found = re.search(where[1], (BROKERS / name / where[0]).read_text(), re.M)
+    if not found:
+        raise ValueError(f"brokers/{name}/{where[0]} has no line {where[1]!r} ([metrics] every)")
+    return int(found[1])
+
+
 def cell(text):
     return text.replace("|", "\\|")
 
@@ -39,8 +54,8 @@ def markdown(facts):
     m = facts["metrics"]
     image = f"Image under compose: `{facts['image']}` in `.env`"
     if facts.get("native"):
-        image += f"; natively, {facts['native']}"
-    series = ", ".join(f"`{s}`" for s in m["series"])
+        image += f"; natively, {facts['native']['about']}"
+    series = ", ".join(f"`{s}`" for s in m["series"].values())
     lines = [
         image + ".",
         "",
@@ -79,7 +94,19 @@ def render_readme(text, facts):
     return head + BEGIN + "\n" + markdown(facts) + "\n" + END + tail
 
 
+def get(name, key):
+    """One fact, as the shell reads it: a string as it is, anything else as JSON."""
+    value = load(name)
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            sys.exit(f"brokers/{name}/broker.toml: no {key}")
+        value = value[part]
+    print(value if isinstance(value, str) else json.dumps(value))
+
+
 def main():
+    if sys.argv[1:2] == ["get"] and len(sys.argv) == 4:
+        return get(sys.argv[2], sys.argv[3])
     files = {}
     for name in names():
         path = BROKERS / name / "README.md"

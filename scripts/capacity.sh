@@ -19,6 +19,7 @@ for ((i = 1; i <= $#; i++)); do
   args+=("${!i}")
 done
 
+$target || is_broker "$broker" || die "unknown broker '$broker' (known: $(brokers | xargs)); a broker this stack does not start: --target NAME=URL"
 [[ -x "$CACHE/venv/current/bin/python" && -x "$(k6_bin)" ]] || "$ROOT/scripts/setup.sh"
 MQTTBENCH_K6_BIN="$(k6_bin)"
 export MQTTBENCH_K6_BIN
@@ -26,6 +27,7 @@ if ! $target && [[ "$mode" == compose ]]; then
   # The broker's profile with the core (InfluxDB, Telegraf, Grafana); k6
   # runs here, through the published loopback ports. The broker's CPU is
   # its container's, normalised to its limit BROKER_CPUS.
+  compose_profile "$broker" || exit 1
   compose --profile "$broker" up -d --wait
   INFLUX_TOKEN=$(compose_secret influx_token)
   export INFLUX_TOKEN MQTTBENCH_BROKER_CPUS="$BROKER_CPUS"

@@ -7,8 +7,8 @@
 #                           [--target NAME=URL ...] [--scenario p2p] [--search]
 #                           [--id ID] [--cpu-target 75] [-e NAME=VALUE ...]
 #                           [--search options: --qos --p99-ms --trial --budget --start-rate --max-rate --precision]
-#   --broker B,B...   brokers this stack starts, one after another: natively
-#                     (scripts/stack.sh; only mosquitto has a native build) or
+#   --broker B,B...   brokers this stack starts (brokers/B), one after another: natively
+#                     (scripts/stack.sh; those with [native] in their broker.toml) or
 #                     under compose (its profile up, the run, then that broker's
 #                     services stopped; InfluxDB and Grafana stay up; equal
 #                     limits: BROKER_CPUS/BROKER_MEMORY in .env). Default mode:
@@ -36,31 +36,13 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-KNOWN_BROKERS=(mosquitto emqx nanomq vernemq)
 NAME_RE='^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$'
 URL_RE='^(mqtt|tcp|mqtts|ssl|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:([0-9]{1,5}))?/?$'
 
 # bad MESSAGE: bad input, before anything starts (exit 2).
 bad() { printf 'error: %s\n' "$*" >&2; exit 2; }
-
-# watched_pid NAME URL pid=P|process=NAME: the pid of a target's process on
-# this host, for procstat (watch_process); bad input otherwise.
-watched_pid() {
-  local pids=() what="${3#*=}"
-  [[ "$2" =~ ^[a-z]+://(127\.[0-9.]+|localhost|\[::1\])(:|/|$) ]] ||
-    bad "--target $1: ${3%%=*}= watches a process on this host, and $2 is not on loopback: leave it out (its host's own Telegraf can report it with BROKER=$1)"
-  case "$3" in
-    pid=*) [[ "$what" =~ ^[0-9]+$ && -d "/proc/$what" ]] || bad "--target $1: $3 is no running process (pid=N, e.g. pid=\$(pgrep -x mosquitto))"
-      pids=("$what") ;;
-    process=?*) mapfile -t pids < <(pgrep -x -- "$what" || true)
-      ((${#pids[@]})) || bad "--target $1: no process is named '$what' (process=NAME is the exact name pgrep -x finds)"
-      ((${#pids[@]} == 1)) || bad "--target $1: ${#pids[@]} processes are named '$what' (pids ${pids[*]}): give the one with pid=N" ;;
-    *) bad "--target $1: after the URL comes pid=N or process=NAME (the broker's process, for its CPU and RSS); got '$3'" ;;
-  esac
-  "$ROOT/scripts/stack.sh" status >/dev/null 2>&1 ||
-    bad "--target $1: $3 is measured by Telegraf into the native stack's InfluxDB, and the native stack is not running: scripts/stack.sh up first"
-  echo "${pids[0]}"
-}
+# shellcheck source=compare_targets.sh
+. "$(dirname "$0")/compare_targets.sh"
 
 brokers=() targets=() k6_env=()
 brokers_arg() {
@@ -104,9 +86,7 @@ done
   bad "name the brokers to compare: --broker mosquitto,emqx,... (brokers this stack starts) and/or --target NAME=URL (brokers already running), e.g. --target emqx=mqtt://10.0.0.5:1883"
 declare -A seen=() target_url=() target_pid=()
 for b in "${brokers[@]}"; do
-  known=false
-  for k in "${KNOWN_BROKERS[@]}"; do [[ "$b" == "$k" ]] && known=true; done
-  $known || bad "--broker: unknown broker '$b' (known: ${KNOWN_BROKERS[*]}); a broker this stack does not start: --target $b=mqtt://HOST:PORT"
+  is_broker "$b" || bad "--broker: unknown broker '$b' (known: $(brokers | xargs)); a broker this stack does not start: --target $b=mqtt://HOST:PORT"
   [[ -z "${seen[$b]:-}" ]] || bad "--broker: '$b' is named twice: each broker runs once"
   seen[$b]=1
 done
@@ -266,56 +246,6 @@ not_native() {
   entry "$1" broker native "" "not run" "$short" "$reason" "" false ""
 }
 
-# host_port URL: "HOST PORT" of a broker URL (default ports 1883, TLS 8883).
-host_port() {
-  [[ "$1" =~ $URL_RE ]]
-  local scheme="${BASH_REMATCH[1]}" host="${BASH_REMATCH[2]}" port="${BASH_REMATCH[4]}"
-  host="${host#[}" host="${host%]}"
-  [[ -n "$port" ]] || { [[ "$scheme" == mqtt || "$scheme" == tcp ]] && port=1883 || port=8883; }
-  printf '%s %s\n' "$host" "$port"
-}
-
-# reachable HOST PORT: a TCP connect within 5 s; on failure, REACH says why.
-REACH=""
-reachable() {
-  local err
-  # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
-  if err=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>&1); then return 0; fi
-  err="${err##*: }"
-  REACH="${err:-no answer in 5 s}"
-  return 1
-}
-
-# watch_process NAME PID LOG: a Telegraf of its own with the native stack's procstat input
-# (telegraf/native/procstat.conf) on PID, into its InfluxDB at its intervals, the points tagged
-# broker=NAME and with the run's id (watched.conf: the report reads them by it, as NAME may be
-# the stack's own tag); WATCHER is its pid, for unwatch.
-WATCHER=""
-watch_process() {
-  local buffer settings="$STATE/stack.env"
-  buffer=$(mktemp -d)
-  echo "$2" >"$out/logs/$1.pid"
-  load_influx_token
-  (
-    # shellcheck source=/dev/null # written by scripts/stack.sh up
-    [[ -f "$settings" ]] && { set -a; . "$settings"; set +a; }
-    export INFLUX_TOKEN
-    exec env INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
-      BROKER="$1" BROKER_PIDFILE="$out/logs/$1.pid" TELEGRAF_BUFFER_DIR="$buffer" WATCHED_RUN_ID="$compare_id-$1" \
-      "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" --config "$ROOT/telegraf/native/procstat.conf" \
-      --config "$ROOT/telegraf/native/watched.conf"
-  ) >>"$3" 2>&1 &
-  WATCHER=$!
-  log "$1: its process (pid $2) watched by Telegraf's procstat (pid $WATCHER), tagged broker=$1"
-}
-
-# unwatch: stops the watcher, which writes what it holds as it exits.
-unwatch() {
-  [[ -n "$WATCHER" ]] || return 0
-  kill -TERM "$WATCHER" 2>/dev/null || true
-  wait "$WATCHER" 2>/dev/null || true
-  WATCHER=""
-}
 trap unwatch EXIT
 
 # Metrics reach InfluxDB when a Telegraf k6 listener answers here (native
@@ -361,7 +291,7 @@ for r in "${runs[@]}"; do
   : >"$logf"
   log "$name ($mode): $($search && echo "capacity search $run_id" || echo "run $run_id"); log: $logf"
   version="" influx=true
-  [[ "$mode" == compose ]] && version="${b^^}_IMAGE=$(eval echo "\$${b^^}_IMAGE")"
+  [[ "$mode" == compose ]] && version="$(broker_image "$b")"
   if [[ "$mode" == native ]] && ! native_ready "$b" "$logf"; then
     reason="$(why "$logf" 1)"
     not_native "$name" "${reason#exit code 1: }" "did not start natively"

@@ -8,9 +8,9 @@
 #
 # Usage: scripts/conformance.sh --broker NAME --mqtt-url URL [--metrics-url URL]
 #          [--secret-file FILE] [--log-file FILE] [-- PYTEST ARGS...]
-#   --broker       mosquitto, emqx, nanomq or vernemq (its facts: brokers/NAME)
+#   --broker       a broker of this stack: its facts are brokers/NAME/broker.toml
 #   --mqtt-url     mqtt://HOST:PORT of the broker
-#   --metrics-url  its Prometheus endpoint (all but Mosquitto, which is read through $SYS)
+#   --metrics-url  its Prometheus endpoint (brokers whose [metrics] input is inputs.prometheus)
 #   --secret-file  the generated secret its claims name (NanoMQ's HTTP password,
 #                  EMQX's dashboard password: scripts/compose.sh secret NAME > FILE)
 #   --log-file     the broker's log since its start (docker compose logs --no-log-prefix NAME > FILE)
@@ -35,12 +35,11 @@ while (($#)); do
 done
 
 # Every input is checked before any connection.
-known=("$ROOT"/brokers/*/broker.toml)
-known=("${known[@]%/broker.toml}") && known=("${known[@]##*/}")
+mapfile -t known < <(brokers)
 [[ -n "$broker" ]] || die "--broker is required (one of: ${known[*]})"
-[[ -f "$ROOT/brokers/$broker/broker.toml" ]] || die "--broker $broker: no brokers/$broker/broker.toml (known: ${known[*]})"
+is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: ${known[*]})"
 [[ "$url" =~ ^mqtt://[^/:]+(:[0-9]+)?/?$ ]] || die "--mqtt-url '$url' is not mqtt://HOST:PORT"
-if [[ "$broker" != mosquitto && -z "$metrics" ]]; then
+if [[ "$(broker_fact "$broker" metrics.input)" == inputs.prometheus && -z "$metrics" ]]; then
   die "--metrics-url is required for $broker: its Prometheus endpoint (brokers/$broker/broker.toml [metrics])"
 fi
 [[ -z "$metrics" || "$metrics" =~ ^https?:// ]] || die "--metrics-url '$metrics' is not an http:// URL"

@@ -2,58 +2,46 @@
 each broker's series, from Mosquitto's $SYS topics or a broker's Prometheus
 exposition, as rates and gauges named for their legend."""
 
+import broker_facts
 import flux_filters as ff
 from flux_filters import measurement
 from grafana_flux import HOST, SYS_INTERVAL_S, named, text, where, window
 
+
 # One row, repeated by the broker variable, of panels every broker fills:
-# each series below is named once per broker, ("sys", topic) for Mosquitto's
-# $SYS, ("prom", series) for a broker's Prometheus exposition. A panel
-# filters on ${broker}, so only the chosen broker's series have data.
-BROKER_SERIES = {
-    "received": {
-        "mosquitto": ("sys", "$SYS/broker/publish/messages/received"),
-        "emqx": ("prom", "emqx_messages_received"),
-        "nanomq": ("prom", "nanomq_messages_received"),
-        "vernemq": ("prom", "vernemq_mqtt_publish_received"),
-    },
-    "sent": {
-        "mosquitto": ("sys", "$SYS/broker/publish/messages/sent"),
-        "emqx": ("prom", "emqx_messages_sent"),
-        "nanomq": ("prom", "nanomq_messages_sent"),
-        "vernemq": ("prom", "vernemq_mqtt_publish_sent"),
-    },
-    # Mosquitto's count of every packet type (CONNECT, PUBACK, PINGREQ...).
-    "received, every packet": {"mosquitto": ("sys", "$SYS/broker/messages/received")},
-    "sent, every packet": {"mosquitto": ("sys", "$SYS/broker/messages/sent")},
-    "dropped": {
-        "mosquitto": ("sys", "$SYS/broker/publish/messages/dropped"),
-        "emqx": ("prom", "emqx_messages_dropped"),
-        "nanomq": ("prom", "nanomq_messages_dropped"),
-        "vernemq": ("prom", "vernemq_queue_message_drop"),
-    },
-    "connected": {
-        "mosquitto": ("sys", "$SYS/broker/clients/connected"),
-        "emqx": ("prom", "emqx_connections_count"),
-        "nanomq": ("prom", "nanomq_connections_count"),
-        "vernemq": ("prom", "vernemq_active_mqtt_connections"),
-    },
-    "stored messages": {"mosquitto": ("sys", "$SYS/broker/store/messages/count")},
-    # A glibc build's (Debian's) only: the Alpine image publishes no heap.
-    "heap (Mosquitto $SYS)": {"mosquitto": ("sys", "$SYS/broker/heap/current")},
-}
+# each series is named in its broker.toml ([metrics.series], under the name
+# of its legend), ("sys", topic) for a $SYS topic (Mosquitto's), ("prom",
+# series) for a broker's Prometheus exposition. A panel filters on
+# ${broker}, so only the chosen broker's series have data.
+def _broker_series():
+    series = {}
+    for broker in broker_facts.names():
+        m = broker_facts.load(broker)["metrics"]
+        kind = "sys" if m["measurement"] == ff.MOSQUITTO_SYS else "prom"
+        for name, s in m["series"].items():
+            series.setdefault(name, {})[broker] = (kind, s)
+    return series
+
+
+BROKER_SERIES = _broker_series()
 # A window this long with other $SYS topics but not a counter's means the
 # counter did not change (Mosquitto publishes it when changed, every
 # sys_interval): its rate there is 0.
 SYS_QUIET = f"{2 * SYS_INTERVAL_S}s"
 
 
+def _distinct(name, kind):
+    """The series of that name and kind, each once (brokers may share one)."""
+    return list(dict.fromkeys(s for k, s in BROKER_SERIES[name].values() if k == kind))
+
+
 def sys_topic(name):
-    return BROKER_SERIES[name]["mosquitto"][1]
+    (topic,) = _distinct(name, "sys")  # every $SYS broker's is the same topic: one query serves them
+    return topic
 
 
 def prom_names(name):
-    return [s for kind, s in BROKER_SERIES[name].values() if kind == "prom"]
+    return _distinct(name, "prom")
 
 
 def prom_series(name):
@@ -128,7 +116,7 @@ def broker_query(names, rate):
     broker's have data, and each query has data for every broker."""
     imports, statements, results = set(), [], []
     for name in names:
-        if "mosquitto" in BROKER_SERIES[name]:
+        if _distinct(name, "sys"):
             if rate:
                 more, result = sys_rate(name, f"s{len(results)}_")
                 statements += ([] if MOSQ in statements else [MOSQ]) + more

@@ -5,9 +5,9 @@ variables and the annotations. Their filters and measurement names come
 from flux_filters.py, which the report uses too."""
 
 import json
-import re
 from pathlib import Path
 
+import broker_facts
 import flux_filters as ff
 from flux_filters import measurement
 
@@ -24,10 +24,13 @@ PER_SECOND = (
 # The share of its target rate a step must reach (k6/extension/verdict/
 # policy.go RateReached; tests/test_dashboard_legends.py holds them equal).
 RATE_REACHED = 0.95
-# Mosquitto publishes each $SYS topic every sys_interval, and only when its
-# value changed (brokers/mosquitto/mosquitto.conf).
-SYS_INTERVAL_S = int(
-    re.search(r"^sys_interval (\d+)$", (ROOT / "brokers/mosquitto/mosquitto.conf").read_text(), re.M)[1]
+# A $SYS broker (Mosquitto) publishes each topic every sys_interval, and
+# only when its value changed: the longest interval of those brokers' configs
+# (brokers/<name>/broker.toml [metrics] every).
+SYS_INTERVAL_S = max(
+    broker_facts.every(b) or 0
+    for b in broker_facts.names()
+    if broker_facts.load(b)["metrics"]["measurement"] == ff.MOSQUITTO_SYS
 )
 
 

@@ -50,6 +50,38 @@ step() {
   fi
 }
 
+# The brokers: each folder of brokers/ with a broker.toml, the one place
+# that describes a broker (a new folder is a new broker everywhere).
+brokers() {
+  local f
+  for f in "$ROOT"/brokers/*/broker.toml; do [[ -f "$f" ]] && basename "$(dirname "$f")"; done
+  return 0
+}
+# is_broker NAME: NAME is one of brokers (a folder name, never a path).
+is_broker() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && -f "$ROOT/brokers/$1/broker.toml" ]]; }
+# broker_fact NAME KEY: one value of brokers/NAME/broker.toml (KEY dotted:
+# image, metrics.telegraf); fails when it is not there.
+broker_fact() { python3 "$ROOT/scripts/broker_facts.py" get "$1" "$2"; }
+# broker_image NAME: "VARIABLE=image" of the broker's image under compose
+# (the variable of .env its broker.toml names), as the results record it.
+broker_image() {
+  local var
+  var=$(broker_fact "$1" image) || return 1
+  printf '%s=%s\n' "$var" "${!var:-}"
+}
+
+# compose_profile NAME: compose.yaml has the broker's profile, named as its
+# folder, with a service of that name; else fails saying what to add.
+compose_profile() {
+  local services
+  # Read whole: grep -q stopping early would fail a pipeline on SIGPIPE.
+  services=$(compose --profile "$1" config --services) || return 1
+  grep -qx "$1" <<<"$services" && return 0
+  printf 'error: brokers/%s has no service %s in the profile %s of compose.yaml: add its services there (or run it natively: --native)\n' \
+    "$1" "$1" "$1" >&2
+  return 1
+}
+
 # Paths of the built binaries (keyed by version).
 influxd_bin()  { echo "$CACHE/influxd/$INFLUXDB_VERSION/influxd"; }
 telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegraf"; }
@@ -269,8 +301,8 @@ port_holder() {
 # stack_mode BROKER...: "compose" when a Docker engine answers and the core's
 # and these brokers' images are present, else "native"; logs why.
 stack_mode() {
-  local img b images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
-  for b in "$@"; do images+=("$(eval echo "\$${b^^}_IMAGE")"); done
+  local img b var images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
+  for b in "$@"; do var=$(broker_image "$b") && images+=("${var#*=}"); done
   if ! docker info >/dev/null 2>&1; then
     log "using the native stack: no Docker engine answers here (docker info failed)"
     echo native; return

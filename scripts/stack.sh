@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The native stack on loopback: influxd, Telegraf, node_exporter and a
 # broker, using the same config files as compose.
-# Usage: scripts/stack.sh up [--broker mosquitto] | down | status [SERVICE]
+# Usage: scripts/stack.sh up [--broker NAME] | down | status [SERVICE]
 #        scripts/stack.sh restart|stop|start SERVICE
 # SERVICE is influxd, node_exporter, broker or telegraf; restart and start use
 # the settings `up` recorded in $STATE/stack.env, not the caller's environment.
@@ -11,9 +11,9 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=stack_pids.sh
+. "$(dirname "$0")/stack_pids.sh"
 
-NATIVE_BROKERS=(mosquitto)
-ALL_BROKERS=(mosquitto emqx nanomq vernemq)
 PIDS="$STATE/pids"
 LOGS="$STATE/logs"
 SERVICES=(influxd node_exporter broker telegraf)
@@ -23,7 +23,7 @@ SETTINGS=(BROKER MQTT_PORT MQTTS_PORT MTLS_PORT WS_PORT INFLUXDB_PORT TELEGRAF_K
 
 usage() {
   cat >&2 <<EOF
-usage: scripts/stack.sh up [--broker ${NATIVE_BROKERS[*]}]  start the native stack
+usage: scripts/stack.sh up [--broker NAME]      start the native stack (NAME: brokers/NAME with a [native] table)
        scripts/stack.sh down                    stop what up started (data kept in $STATE)
        scripts/stack.sh status [SERVICE]        exit 3 when SERVICE (with none named: any) is not running
        scripts/stack.sh restart|stop|start SERVICE
@@ -44,13 +44,11 @@ while (($#)); do
 done
 export BROKER
 
+# check_broker: BROKER runs natively (its broker.toml says how), else die
+# with the reason and the fix.
 check_broker() {
-  local b
-  for b in "${NATIVE_BROKERS[@]}"; do [[ "$b" == "$BROKER" ]] && return 0; done
-  for b in "${ALL_BROKERS[@]}"; do
-    [[ "$b" == "$BROKER" ]] && die "broker '$BROKER' has no native build on this machine: run it with compose (docker compose --profile $BROKER up) or use --broker mosquitto"
-  done
-  die "unknown broker '$BROKER' (known: ${ALL_BROKERS[*]})"
+  local why
+  why=$(python3 "$ROOT/scripts/broker_native.py" check "$BROKER" 2>&1) || die "$why"
 }
 
 check_service() {
@@ -59,50 +57,6 @@ check_service() {
   die "unknown service '$1' (known: ${SERVICES[*]})"
 }
 
-pid_of() { [[ -f "$PIDS/$1.pid" ]] && cat "$PIDS/$1.pid"; }
-
-# proc_id PID: "<start time> <executable>" of a live process. The start time
-# (field 22 of /proc/PID/stat, clock ticks after boot) survives exec and tells
-# a recycled pid apart: it alone decides (same_process); the executable is
-# for the messages (start() may record it before the daemon's exec, on a
-# busy machine). A binary replaced on disk reads "PATH (deleted)".
-proc_id() {
-  local stat exe f
-  [[ "$1" =~ ^[0-9]+$ ]] || return 1
-  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-  read -r -a f <<<"${stat##*) }" # after comm (field 2), which may hold spaces and parentheses
-  exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
-  printf '%s %s\n' "${f[19]}" "${exe% (deleted)}"
-}
-
-# same_process ID ID: two proc_id records name one process (same start time).
-same_process() { [[ -n "$1" && "${1%% *}" == "${2%% *}" ]]; }
-
-# ours NAME: succeeds, with PID set, when NAME's pid file names the very
-# process start() began. Otherwise fails, with WHY saying what is wrong (empty
-# when there is no pid file or its process has exited: nothing to signal).
-# Globals, not output: a $(...) subshell would lose WHY.
-PID="" WHY=""
-ours() {
-  local name="$1" p want have
-  PID="" WHY=""
-  p=$(pid_of "$name") || return 1
-  have=$(proc_id "$p") || return 1
-  want=$(cat "$PIDS/$name.id" 2>/dev/null) || want=""
-  if [[ -z "$want" ]]; then
-    WHY="$name: pid $p in $PIDS/$name.pid has no record of the process it named ($PIDS/$name.id): pid $p (${have#* }) is not signalled (if it is the stack's, from an older stack.sh, stop it yourself: kill $p)"
-    return 1
-  elif ! same_process "$have" "$want"; then
-    WHY="$name: pid $p in $PIDS/$name.pid is now another process (${have#* }, start time ${have%% *}; recorded: ${want#* }, start time ${want%% *}): it is not signalled"
-    return 1
-  fi
-  PID="$p"
-}
-alive() { ours "$1"; }
-
-# forget NAME: removes NAME's pid and identity files.
-forget() { rm -f "$PIDS/$1.pid" "$PIDS/$1.id"; }
-
 # port_free PORT VARIABLE: dies naming what holds PORT (the compose stack,
 # another program) and the command that frees it.
 port_free() {
@@ -110,51 +64,6 @@ port_free() {
   if holder=$(port_holder "$1"); then
     die "port $1 ($2) is held by $holder; or choose another port, e.g. $2=$(( $1 + 10000 )) scripts/stack.sh up"
   fi
-}
-
-# start NAME CMD...: runs a daemon in its own session; log, pid and identity in $STATE.
-start() {
-  local name="$1"; shift
-  mkdir -p "$PIDS" "$LOGS"
-  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null &
-  local pid=$! want i
-  # For a moment the child is this shell, then setsid, before it execs the
-  # daemon: record the executable once it is the daemon's (one run through a
-  # wrapper script never becomes it: then what runs after a second counts).
-  want=$(readlink -f "$(command -v "$1")" 2>/dev/null) || want=""
-  for ((i = 0; i < 100; i++)); do
-    [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$want" ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.01
-  done
-  forget "$name"
-  proc_id "$pid" >"$PIDS/$name.id" || true # exited already: wait_for says so, with the log
-  echo "$pid" >"$PIDS/$name.pid"
-}
-
-# stop NAME: TERM (then KILL after 10 s) to NAME's process, only if it is the
-# one start() began; a stale pid file is reported and removed. Fails when
-# nothing was stopped.
-stop() {
-  local name="$1" p i want have stat
-  if ! ours "$name"; then
-    [[ -n "$WHY" ]] && warn "$WHY; removed the stale $PIDS/$name.pid"
-    forget "$name"
-    return 1
-  fi
-  p="$PID" want=$(cat "$PIDS/$name.id")
-  kill -TERM "$p" 2>/dev/null || true
-  # Until it has exited: an exiting process has no readable executable yet
-  # still runs; a zombie (state Z) has exited; another identity means the
-  # pid was released and reused.
-  for ((i = 0; i < 100; i++)); do
-    stat=$(cat "/proc/$p/stat" 2>/dev/null) || break
-    [[ "${stat##*) }" == Z* ]] && break
-    if have=$(proc_id "$p"); then same_process "$have" "$want" || break; fi
-    sleep 0.1
-  done
-  same_process "$(proc_id "$p" 2>/dev/null)" "$want" && kill -KILL "$p" 2>/dev/null
-  forget "$name"
 }
 
 # wait_for NAME SECONDS CHECK...: polls CHECK until it passes.
@@ -218,23 +127,12 @@ start_broker() {
   sh "$ROOT/scripts/init/tls.sh" "$STATE/tls"
   # 10K+ connections need file descriptors: the broker inherits this limit.
   ulimit -n "$(ulimit -Hn)"
-  case "$BROKER" in
-    mosquitto)
-      local conf="$STATE/mosquitto.conf"
-      sed -E -e "s/^listener 1883\$/listener $MQTT_PORT 127.0.0.1/" -e "s/^listener 8883\$/listener $MQTTS_PORT 127.0.0.1/" \
-        -e "s/^listener 8884\$/listener $MTLS_PORT 127.0.0.1/" -e "s/^listener 8083\$/listener $WS_PORT 127.0.0.1/" \
-        -e "s|/run/secrets/mqtt-bench/tls/|$STATE/tls/|" "$ROOT/brokers/mosquitto/mosquitto.conf" >"$conf"
-      # Started as root, Mosquitto would switch to the user mosquitto before
-      # it reads the certificates, which lie in the caller's state directory
-      # (mosquitto.conf(5), user): it stays the user who started the stack.
-      printf 'user %s\n' "$(id -un)" >>"$conf"
-      start broker mosquitto -c "$conf"
-      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t "\$SYS/broker/version" -C 1 -W 3
-      # The TLS listener answers with the certificate the CA signed.
-      wait_for broker 10 mosquitto_sub -h 127.0.0.1 -p "$MQTTS_PORT" --cafile "$STATE/tls/ca.pem" \
-        -t "\$SYS/broker/version" -C 1 -W 3
-      ;;
-  esac
+  # The command and its readiness checks, from [native] of its broker.toml.
+  local native_command=() native_ready=() check plan
+  plan=$(python3 "$ROOT/scripts/broker_native.py" plan "$BROKER" "$STATE") || die "cannot run broker $BROKER natively"
+  eval "$plan"
+  start broker "${native_command[@]}"
+  for check in "${native_ready[@]}"; do wait_for broker 10 eval "$check"; done
 }
 
 start_telegraf() {
@@ -246,7 +144,7 @@ start_telegraf() {
   TELEGRAF_BUFFER_DIR="$STATE/telegraf-buffer" \
     start telegraf "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" \
       --config-directory "$ROOT/telegraf/telegraf.d" \
-      --config "$ROOT/telegraf/brokers/$BROKER.conf" --config "$ROOT/telegraf/native/procstat.conf"
+      --config "$ROOT/$(broker_fact "$BROKER" metrics.telegraf)" --config "$ROOT/telegraf/native/procstat.conf"
   wait_for telegraf 20 http_ok "http://127.0.0.1:$TELEGRAF_K6_PORT/ping"
 }
 

@@ -4,8 +4,10 @@ is rendered from it."""
 
 import fnmatch
 import json
+import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -66,6 +68,19 @@ def test_metrics_source_matches_telegraf_and_the_dashboards(name):
     # Telegraf keeps every series the dashboards are said to use, and they do use it.
     kept = re.findall(r'"([^"]*)"', conf)
     boards = json.dumps([json.loads(p.read_text()) for p in (ROOT / "grafana/dashboards").glob("*.json")])
-    for s in m["series"]:
+    for s in m["series"].values():
         assert any(fnmatch.fnmatchcase(s, k) for k in kept), f"{s} is not collected by {m['telegraf']}"
         assert s in boards, f"{s} is in no dashboard"
+
+
+@pytest.mark.parametrize("name", [n for n in BROKERS if "native" in broker_facts.load(n)])
+def test_the_native_rewrite_finds_every_line_it_names(name, tmp_path):
+    # scripts/broker_native.py refuses a config in which a rewrite pattern
+    # matches nothing (a listener left on every interface); none is left.
+    env = dict(os.environ, MQTT_PORT="1", MQTTS_PORT="2", MTLS_PORT="3", WS_PORT="4")
+    plan = [sys.executable, ROOT / "scripts/broker_native.py", "plan", name, tmp_path]
+    r = subprocess.run(plan, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    conf = (tmp_path / f"{name}.conf").read_text()
+    for pattern, _ in broker_facts.load(name)["native"]["rewrite"]:
+        assert not re.search(pattern, conf, re.M), pattern

@@ -358,7 +358,7 @@ def check_inflight_fits():
 
 def check_sys_topics_exist():
     assert set(sys_topics()) <= MOSQUITTO_SYS, sorted(set(sys_topics()) - MOSQUITTO_SYS)
-    assert set(facts("mosquitto")["metrics"]["series"]) <= set(sys_topics())
+    assert set(facts("mosquitto")["metrics"]["series"].values()) <= set(sys_topics())
 
 
 def check_heap_caveat_documented():

@@ -68,7 +68,7 @@ def parse(argv):
         prog="scripts/capacity.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     who = ap.add_mutually_exclusive_group(required=True)
-    who.add_argument("--broker", help="the stack's broker: natively mosquitto; --compose: any profile")
+    who.add_argument("--broker", help="the stack's broker (brokers/NAME): natively one with [native]; --compose: any")
     who.add_argument("--target", help="NAME=URL: a broker running elsewhere (not started or stopped here)")
     ap.add_argument("--scenario", default="p2p", help="a scenario of k6/scenarios (default p2p)")
     ap.add_argument("--qos", type=int, choices=[0, 1, 2], default=1)
