@@ -291,7 +291,7 @@ for r in "${runs[@]}"; do
   : >"$logf"
   log "$name ($mode): $($search && echo "capacity search $run_id" || echo "run $run_id"); log: $logf"
   version="" influx=true
-  [[ "$mode" == compose ]] && version="$(broker_image "$b")"
+  [[ "$mode" == compose ]] && version="$(pinned_image "$b")"
   if [[ "$mode" == native ]] && ! native_ready "$b" "$logf"; then
     reason="$(why "$logf" 1)"
     not_native "$name" "${reason#exit code 1: }" "did not start natively"

@@ -52,13 +52,14 @@ WATCHER=""
 watch_process() {
   local buffer settings="$STATE/stack.env"
   buffer=$(mktemp -d)
-  # shellcheck disable=SC2154 # out, compare_id: compare.sh's report directory and id
+  # shellcheck disable=SC2154 # out: compare.sh's report directory
   echo "$2" >"$out/logs/$1.pid"
   load_influx_token
   (
     # shellcheck source=/dev/null # written by scripts/stack.sh up
     [[ -f "$settings" ]] && { set -a; . "$settings"; set +a; }
     export INFLUX_TOKEN
+    # shellcheck disable=SC2154 # compare_id: compare.sh's
     exec env INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
       BROKER="$1" BROKER_PIDFILE="$out/logs/$1.pid" TELEGRAF_BUFFER_DIR="$buffer" WATCHED_RUN_ID="$compare_id-$1" \
       "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" --config "$ROOT/telegraf/native/procstat.conf" \

@@ -62,9 +62,10 @@ is_broker() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && -f "$ROOT/brokers/$1/br
 # broker_fact NAME KEY: one value of brokers/NAME/broker.toml (KEY dotted:
 # image, metrics.telegraf); fails when it is not there.
 broker_fact() { python3 "$ROOT/scripts/broker_facts.py" get "$1" "$2"; }
-# broker_image NAME: "VARIABLE=image" of the broker's image under compose
-# (the variable of .env its broker.toml names), as the results record it.
-broker_image() {
+# pinned_image NAME: "VARIABLE=image" of the broker's image under compose
+# (the variable of .env its broker.toml names), as pinned, not as it ran
+# (broker_image).
+pinned_image() {
   local var
   var=$(broker_fact "$1" image) || return 1
   printf '%s=%s\n' "$var" "${!var:-}"
@@ -302,7 +303,7 @@ port_holder() {
 # and these brokers' images are present, else "native"; logs why.
 stack_mode() {
   local img b var images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
-  for b in "$@"; do var=$(broker_image "$b") && images+=("${var#*=}"); done
+  for b in "$@"; do var=$(pinned_image "$b") && images+=("${var#*=}"); done
   if ! docker info >/dev/null 2>&1; then
     log "using the native stack: no Docker engine answers here (docker info failed)"
     echo native; return
