@@ -9,9 +9,13 @@ import (
 )
 
 // judge gives the merged run the verdicts of the verdict package (the
-// same rules as a single run's summary): its ordering, its diagnosis and
-// the policy they follow.
+// same rules as a single run's summary): passed, each step's reached, its
+// ordering, its diagnosis and the policy they follow.
 func judgeMerged(r *result.Result, ins []*instance) error {
+	r.Passed = verdict.Passed(r.Thresholds, !r.Merge.Incomplete)
+	if err := result.MarkSteps(r.Steps); err != nil {
+		return err
+	}
 	// The verdicts read the merged document as a reader of the file would.
 	raw, err := json.Marshal(r)
 	if err != nil {

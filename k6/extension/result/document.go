@@ -118,9 +118,14 @@ func Decode(v any) (*Result, error) {
 // Judge completes a single process's result: its delivery accounted from
 // its streams (as a merge accounts its instances'; an instance of a
 // segmented run keeps its groups' own view), and its verdicts by
-// the verdict package's rules: rate verdict, ordering, diagnosis and
-// policy.
+// the verdict package's rules: thresholds, passed, each step's reached,
+// rate verdict, ordering, diagnosis and policy.
 func (r *Result) Judge() error {
+	r.Thresholds = verdict.Thresholds(r.Thresholds, r.WithoutSamples)
+	r.Passed = verdict.Passed(r.Thresholds, r.Completed != nil && *r.Completed)
+	if err := MarkSteps(r.Steps); err != nil {
+		return err
+	}
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -149,4 +154,21 @@ func (r *Result) Encode() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// MarkSteps writes each step's verdict into it (reached: verdict.Reached),
+// so that readers take it from the file rather than judge it again.
+func MarkSteps(steps []map[string]any) error {
+	for _, s := range steps {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		var st verdict.Step
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return err
+		}
+		s["reached"] = verdict.Reached(st)
+	}
+	return nil
 }
