@@ -13,9 +13,6 @@ import (
 // ordering, its diagnosis and the policy they follow.
 func judgeMerged(r *result.Result, ins []*instance) error {
 	r.Passed = verdict.Passed(r.Thresholds, !r.Merge.Incomplete)
-	if err := result.MarkSteps(r.Steps); err != nil {
-		return err
-	}
 	// The verdicts read the merged document as a reader of the file would.
 	raw, err := json.Marshal(r)
 	if err != nil {
@@ -32,6 +29,7 @@ func judgeMerged(r *result.Result, ins []*instance) error {
 		m.Instances = append(m.Instances, verdict.Instance{Segment: in.Instance.Segment, Passed: in.Passed,
 			Diagnosis: &in.Diagnosis})
 	}
+	result.MarkSteps(r.Steps, &doc)
 	r.Ordering = verdict.Order(&doc)
 	r.Diagnosis = verdict.DiagnoseMerged(m)
 	r.Policy = verdict.Current()

@@ -123,9 +123,6 @@ func Decode(v any) (*Result, error) {
 func (r *Result) Judge() error {
 	r.Thresholds = verdict.Thresholds(r.Thresholds, r.WithoutSamples)
 	r.Passed = verdict.Passed(r.Thresholds, r.Completed != nil && *r.Completed)
-	if err := MarkSteps(r.Steps); err != nil {
-		return err
-	}
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -140,6 +137,7 @@ func (r *Result) Judge() error {
 	if r.Instance == nil || r.Instance.Count <= 1 {
 		r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
 	}
+	MarkSteps(r.Steps, &d)
 	r.RateVerdict = verdict.RateVerdict(&d)
 	r.Ordering = verdict.Order(&d)
 	r.Diagnosis = verdict.Diagnose(&d)
@@ -156,19 +154,11 @@ func (r *Result) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// MarkSteps writes each step's verdict into it (reached: verdict.Reached),
-// so that readers take it from the file rather than judge it again.
-func MarkSteps(steps []map[string]any) error {
-	for _, s := range steps {
-		raw, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		var st verdict.Step
-		if err := json.Unmarshal(raw, &st); err != nil {
-			return err
-		}
-		s["reached"] = verdict.Reached(st)
+// MarkSteps writes each step's verdict into it (verdict.Steps: reached,
+// passed and the latency p99 it was judged by), so that readers take it
+// from the file rather than judge it again. d is the document steps are of.
+func MarkSteps(steps []map[string]any, d *verdict.Doc) {
+	for i, v := range verdict.Steps(d) {
+		steps[i]["reached"], steps[i]["passed"], steps[i]["latency_p99_ms"] = v.Reached, v.Passed, v.LatencyP99Ms
 	}
-	return nil
 }
