@@ -133,8 +133,3 @@ def test_a_steps_passed_is_the_results_not_judged_again(result):
     # The same step, judged by a stricter policy: the report says what the result does.
     assert not passed(with_(result, {"rate_reached": 1.0}, reached=False, passed=False))
     assert passed(with_(result, achieved_rate=1.0, reached=True, passed=True))
-
-
-def test_the_rate_bound_is_the_results_policy(result):
-    assert with_(result).rate_reached == verdict_policy.RATE_REACHED
-    assert with_(result, {"rate_reached": 0.5}).rate_reached == 0.5

@@ -57,11 +57,6 @@ class Run:
         (scripts/verdict_policy.py) for what an older file does not record."""
         return {**verdict_policy.POLICY, **(self.data.get("policy") or {})}
 
-    @property
-    def rate_reached(self):
-        """The share of its target a step must send on schedule."""
-        return self.policy["rate_reached"]
-
     def open_connections(self):
         """[(Unix ms, connections open)] of the timeline, each row closing its second."""
         return [(r["t"], r["connections"]) for r in self.data.get("timeline") or [] if r.get("connections") is not None]
