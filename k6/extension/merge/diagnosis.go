@@ -36,6 +36,23 @@ func judgeMerged(r *result.Result, ins []*instance) error {
 	return nil
 }
 
+// thresholds is each merged threshold's verdict by the verdict package's
+// rule (a threshold whose metric had no sample in any instance fails, as
+// in a single run), and values says so of those the rule failed.
+func thresholds(values map[string]result.ThresholdResult, withoutSamples []string) map[string]bool {
+	ok := map[string]bool{}
+	for k, t := range values {
+		ok[k] = t.OK
+	}
+	ok = verdict.Thresholds(ok, withoutSamples)
+	for k, t := range values {
+		if t.OK && !ok[k] {
+			values[k] = result.ThresholdResult{OK: false, How: JudgedNoSamples}
+		}
+	}
+	return ok
+}
+
 func failedThresholds(values map[string]result.ThresholdResult) []string {
 	var out []string
 	for _, k := range result.SortedKeys(values) {
