@@ -202,6 +202,7 @@ def main():
         "exit_codes": codes,
         "merged": {
             "passed": merged["passed"],
+            "cause": merged["diagnosis"]["cause"],  # the merge's verdict, why it did not pass
             "instances": len(merged["merge"]["instances"]),
             "connects": c["mqtt_connects"],
             "published": c["mqtt_publishes"],

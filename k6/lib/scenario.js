@@ -23,7 +23,7 @@ import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
 const connectsMissing = new Counter('mqtt_connects_missing');
 // Flows that publish to subscribers here, of which these received nothing:
 const nothingReceived = new Counter('mqtt_nothing_received');
-// Publish steps whose achieved rate fell below 95% of their target: a
+// Publish steps that did not reach their rate (verdict.Reached): a
 // counter, 0 where nothing publishes (a gauge without a sample fails).
 const rateShortfalls = new Counter('mqtt_rate_shortfalls');
 
@@ -147,8 +147,10 @@ export function scenario(name, defaults, workload) {
       const c = mqtt.stats().counters;
       connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
       rateShortfalls.add(internal.rateShortfalls(internal.notes().steps || []));
-      nothingReceived.add(flows.filter((f, i) => f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0 &&
-        !((internal.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
+      nothingReceived.add(internal.nothingReceived(flows.map((f, i) => ({
+        owed: f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0,
+        received: (internal.notes()[`delivery_${f.name}`] || {}).received || 0,
+      }))));
       // Metrics one instance of several has nothing to judge by (no
       // subscribers here: no latency) are the merge's to judge.
       const here = Object.keys(thresholds).filter((m) => seg.count === 1 || judgedHere(m, flows, shares));

@@ -77,6 +77,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"limits":          limits(),
 		"version":         Version,
 		"outages":         mi.root.run.Outages,
+		"policy":          policy(),
 	}}
 }
 

@@ -35,6 +35,34 @@ func (mi *ModuleInstance) resultFile(v sobek.Value) string {
 	return string(b)
 }
 
+// policy is the verdict package's policy as JS reads it (a result's
+// `policy`): its JSON names.
+func policy() map[string]any {
+	var out map[string]any
+	raw, err := json.Marshal(verdict.Current())
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// nothingReceived counts the flows whose subscribers were owed messages
+// and received none (mqtt_nothing_received), by verdict.NothingReceived.
+func (mi *ModuleInstance) nothingReceived(v sobek.Value) int {
+	var flows []verdict.Owed
+	raw, err := json.Marshal(exportValue(v))
+	if err == nil {
+		err = json.Unmarshal(raw, &flows)
+	}
+	if err != nil {
+		common.Throw(mi.vu.Runtime(), err)
+	}
+	return verdict.NothingReceived(flows)
+}
+
 // rateShortfalls counts the steps that did not reach their rate
 // (mqtt_rate_shortfalls), by verdict.Reached.
 func (mi *ModuleInstance) rateShortfalls(v sobek.Value) int {
