@@ -48,7 +48,9 @@ def test_every_declared_volume_is_a_named_volume(name):
         if path in NOT_A_VOLUME:
             assert m and m["type"] in ("tmpfs", "bind") or path in cfg["services"][name].get("tmpfs", []), path
             continue
-        assert m, f"{name}: nothing mounted at {path}, which the image declares a VOLUME: each up leaves an anonymous one"
+        assert m, (
+            f"{name}: nothing mounted at {path}, which the image declares a VOLUME: each up leaves an anonymous one"
+        )
         assert m["type"] == "volume" and m.get("source") in cfg.get("volumes", {}), (
             f"{name}: {path} is not one of compose.yaml's named volumes: {m}"
         )
