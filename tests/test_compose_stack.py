@@ -27,6 +27,7 @@ import pytest
 from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, ROOT, loopback_port
 from test_compose_e2e import docker_engine  # noqa: F401 (a fixture)
 from test_impair import cleanup
+from test_loopback_only import LOOPBACK, descendants, listening
 
 PROJECT = f"xmosquittox-{PORT_OFFSET}"
 ENV = {
@@ -156,6 +157,25 @@ def test_broker_cpu_is_the_broker_containers_alone(stack):
     time.sleep(6)  # one more flush: whatever else it gathers is in InfluxDB too
     names = {row[-1] for row in flux(stack, query)} - {"_value", ""}
     assert names == {f"{PROJECT}-mosquitto-1"}, names
+
+
+def test_every_listener_of_the_compose_stack_is_on_loopback(stack):
+    """Under the tests' host networking a container's sockets are the host's:
+    each one the project's containers listen on must be on loopback too."""
+    ids = subprocess.run(
+        ["docker", "ps", "-q", "--filter", f"label=com.docker.compose.project={PROJECT}"],
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout.split()
+    pids = subprocess.run(
+        ["docker", "inspect", "--format", "{{.State.Pid}}", *ids], text=True, capture_output=True, check=True
+    ).stdout.split()
+    rows = listening(descendants({int(p) for p in pids}))
+    # InfluxDB, Telegraf's k6 listener, node-exporter and the broker at least.
+    assert len(rows) >= 4, rows
+    beyond = [r for r in rows if r[0] not in LOOPBACK]
+    assert not beyond, f"the compose stack listens beyond loopback: {beyond}"
 
 
 def mounts(stack):
