@@ -52,7 +52,7 @@ def host_panels(board):
     board.panel(
         "Disk IOPS (reads, writes per second)",
         [per_device("reads", "writes", ("reads", "writes"))],
-        "iops",
+        "ops",
         description=DEVICE_NOTE + "Completed reads and writes per second.",
     )
 
@@ -73,6 +73,6 @@ def overview_panels(board):
     board.panel(
         "Host disk IOPS",
         [host_total("reads", '"reads"'), host_total("writes", '"writes"')],
-        "iops",
+        "ops",
         description="Completed reads and writes per second, the broker host's whole disks together (Telegraf diskio).",
     )
