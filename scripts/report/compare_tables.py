@@ -121,7 +121,8 @@ RUN_TABLES = [
     (
         "Disk write (KB/s)",
         "What the broker process wrote to storage (procstat natively, the container's block I/O under compose) and "
-        "the broker host's whole disks together (Telegraf diskio): a broker persisting messages writes here.",
+        "the broker host's whole disks together (Telegraf diskio: every process's writes, InfluxDB's too when it runs "
+        "there): a broker persisting messages writes here.",
         [
             ("broker process avg", "broker_disk_write_avg_kbs", 1),
             ("broker process max", "broker_disk_write_max_kbs", 1),
@@ -132,8 +133,9 @@ RUN_TABLES = [
     ),
     (
         "Packets (per second)",
-        "On the interface the broker's traffic used (Telegraf net: lo when broker and generator share the host; "
-        "under compose, the broker container's), averaged over the run.",
+        "On the interface the broker's traffic used (Telegraf net: lo when broker and generator share the host, "
+        "where every packet is both sent and received and every local process's count; under compose, the broker "
+        "container's), averaged over the run.",
         [
             ("interface", "interface", 0),
             ("received avg", "packets_recv_avg", 0),
