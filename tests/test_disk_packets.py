@@ -157,3 +157,51 @@ def test_the_reasons_without_influxdb():
     assert figures["broker_disk_write_avg"] is None and figures["packets_recv_avg"] is None
     assert set(figures["why"]) == {"broker_disk_write", "host_disk_write", "packets"}, figures["why"]
     assert Path(ROOT / "scripts/report/io_rates.py").read_text().count("\n") < 300
+
+
+def test_under_compose_the_container_s_block_io_and_network(stack):
+    """What Telegraf's docker input writes under compose (the broker
+    container's blkio and network totals) and diskio per device, an hour ago
+    under a broker tag of their own: the figures are the container's, and
+    the host's disks are counted once (a partition and a volume of the disk
+    are left out of the sum)."""
+    import requests
+
+    import report.io_rates as io_rates
+    from report.influx import Influx
+
+    broker, now = f"cmpz{time.time_ns() % 10**6}", (time.time_ns() // 10**9 - 3600) * 10**9
+    lines = []
+    for s in range(12):
+        t = now + s * 10**9
+        lines.append(
+            f"docker_container_blkio,broker={broker},device=total io_service_bytes_recursive_write={4096 * s}u {t}"
+        )
+        lines.append(
+            f"docker_container_net,broker={broker},network=total rx_packets={300 * s}u,tx_packets={200 * s}u {t}"
+        )
+        for name, per_s in (("sda", 10_000), ("sda1", 10_000), ("dm-0", 7_000)):  # sda1 and dm-0 lie on sda
+            lines.append(f"diskio,broker={broker},name={name} write_bytes={per_s * s}u {t}")
+    requests.post(
+        f"{stack.influx}/api/v2/write",
+        params={"org": "mqtt-bench", "bucket": "mqtt-bench", "precision": "ns"},
+        headers={"Authorization": f"Token {stack.token}"},
+        data="\n".join(lines),
+        timeout=10,
+    ).raise_for_status()
+
+    class Run:
+        run_id = "compose-like"
+
+        def __getitem__(self, k):
+            return {"broker": broker, "parameters": {"url": "mqtt://mosquitto:1883"}}[k]
+
+        def window(self):
+            return now // 10**6 + 2000, now // 10**6 + 10_000
+
+    influx = Influx(stack.influx, stack.token, "mqtt-bench", "mqtt-bench")
+    io = io_rates.figures(Run(), influx)
+    assert io["why"] == {}, io["why"]
+    assert io["broker_disk_write_avg"] == pytest.approx(4096) and io["host_disk_write_avg"] == pytest.approx(10_000)
+    assert io["interface"] == "broker container", io
+    assert io["packets_recv_avg"] == pytest.approx(300) and io["packets_sent_avg"] == pytest.approx(200), io
