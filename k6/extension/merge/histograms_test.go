@@ -10,6 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // heavyTail is a latency sample in µs: mostly a few ms, with a long tail
@@ -146,8 +147,8 @@ func TestMergedReconnectDelayIsOneProcessHistogram(t *testing.T) {
 	if got, want := r.LatencyMs["reconnect"], load.Summarize(whole); got != want || got.Count != 5000 {
 		t.Fatalf("latency_ms.reconnect = %+v, one process %+v", got, want)
 	}
-	if !strings.Contains(Text(r, "x.json"), "reconnect ms  p50 ") {
-		t.Fatalf("the merged summary has no reconnect line:\n%s", Text(r, "x.json"))
+	if !strings.Contains(result.Text(r, "x.json"), "reconnect ms  p50 ") {
+		t.Fatalf("the merged summary has no reconnect line:\n%s", result.Text(r, "x.json"))
 	}
 }
 
