@@ -55,6 +55,14 @@ func figure(x float64) string {
 	return strconv.FormatFloat(x, 'f', 1, 64)
 }
 
+// value is a threshold's merged value: a count as a whole number, else a figure.
+func value(x float64) string {
+	if x == float64(int64(x)) {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	return figure(x)
+}
+
 // measured is a latency figure, n/a where nothing was measured.
 func measured(l load.Stats, x float64) string {
 	if l.Count == 0 {
@@ -204,7 +212,7 @@ func (s *summary) thresholds() {
 			how = " (no samples)"
 		case !s.merging() || !judged:
 		case t.Value != nil:
-			how = " (merged: " + figure(*t.Value) + ")"
+			how = " (merged: " + value(*t.Value) + ")"
 		case t.How != JudgedMerged:
 			how = " (" + t.How + ")"
 		}
