@@ -8,12 +8,23 @@ import re
 import subprocess
 import time
 
-from conftest import BEHAVIOUR_P99_MS
-from test_distributed import SCENARIOS, finish, fresh_mosquitto, launch, logs, merge  # noqa: F401
+import pytest
+
+from conftest import BEHAVIOUR_P99_MS, loopback_port
+from test_distributed import SCENARIOS, finish, launch, logs, merge
+from test_scenarios import mosquitto
 
 # What only a merge of several instances adds to a summary.
 MERGE_ONLY = ("instance", "clock skew", "start spread", "note", "missing")
 ENV = {"PUBLISHERS": "4", "SUBSCRIBERS": "4", "RATE": "40", "QOS": "1", "DURATION": "3s"}
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A Mosquitto of its own for both runs."""
+    port = loopback_port(11897)
+    with mosquitto(tmp_path / "m.conf", port, f"listener {port} 127.0.0.1\nallow_anonymous true\n") as url:
+        yield url
 
 
 def summary(text):
@@ -29,8 +40,13 @@ def summary(text):
     return out
 
 
-def test_a_run_and_its_merge_in_two_instances_print_one_summary(k6_bin, tmp_path, fresh_mosquitto):
-    url, _ = fresh_mosquitto
+def verdicts(lines):
+    """Each threshold line without what a merge adds of how it judged it."""
+    return sorted(re.sub(r" \((merged: .*|no samples|.* verdicts?)\)$", "", v) for k, v in lines if k in ("ok", "FAIL"))
+
+
+def test_a_run_and_its_merge_in_two_instances_print_one_summary(k6_bin, tmp_path, broker):
+    url = broker
     results = tmp_path / "raw"
     results.mkdir()
     stamp = int(time.time() * 1000)
@@ -38,7 +54,10 @@ def test_a_run_and_its_merge_in_two_instances_print_one_summary(k6_bin, tmp_path
     env |= dict(ENV, MQTT_URL=url, RUN_ID=f"once-single-{stamp}")
     single = subprocess.run(
         [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")],
-        env=env, text=True, capture_output=True, timeout=240,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=240,
     )
     assert single.returncode == 0, (single.stdout + single.stderr)[-3000:]
     run_id = f"once-split-{stamp}"
@@ -59,5 +78,4 @@ def test_a_run_and_its_merge_in_two_instances_print_one_summary(k6_bin, tmp_path
         assert said[k] == again[k], (said[k], again[k])
     assert said["messages"].startswith("120 published, 120 received, 0 lost"), said["messages"]
     # Each threshold by the same verdict (a merge adds how it judged it).
-    strip = lambda lines: sorted(re.sub(r" \((merged: .*|no samples|.* verdicts?)\)$", "", v) for k, v in lines if k in ("ok", "FAIL"))  # noqa: E731
-    assert strip(one) == strip(merged), (single.stdout, m.stdout)
+    assert verdicts(one) == verdicts(merged), (single.stdout, m.stdout)

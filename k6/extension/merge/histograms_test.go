@@ -161,7 +161,7 @@ func TestLatencyKindsCoverEveryHistogram(t *testing.T) {
 			t.Errorf("latency_ms has no kind %q", kind)
 		}
 	}
-	if len(got) != len(load.HistNames()) {
-		t.Errorf("%d latency_ms kinds for %d histograms: two histograms share a key", len(got), len(load.HistNames()))
+	if len(got) != int(load.HistKinds) {
+		t.Errorf("%d latency_ms kinds for %d histograms: two histograms share a key", len(got), load.HistKinds)
 	}
 }
