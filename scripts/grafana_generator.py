@@ -3,7 +3,7 @@ renders it): whether the generator kept up, its send lag, reconnects and
 errors, so that a slow broker is not confused with a slow generator."""
 
 import flux_filters as ff
-from grafana_flux import RATE_REACHED, WORST_RATIO, k6_gauge, k6_rate, k6_stats, text
+from grafana_flux import RATE_REACHED, WORST_RATIO, k6_gauge, k6_mean, k6_rate, k6_stats, text
 from grafana_panels import HOLDS, RATIO_COLOURS, SEARCH_SUM, Dashboard, count_stat
 
 
@@ -15,7 +15,9 @@ def generator():
     )
     gen.panel(
         "Achieved vs target rate (msg/s)",
-        [k6_rate(ff.PUBLISHES, "achieved"), k6_gauge(ff.TARGET_RATE, text("target"), fn="mean")],
+        [k6_rate(ff.PUBLISHES, "achieved"), k6_mean(ff.TARGET_RATE, "target")],
+        description="Messages sent per second against the rate the steps ask for, in the windows wholly inside the "
+        "run (the first and the last hold part of a second of it only, and are left out).",
         line={"target": HOLDS},
     )
     gen.panel("Send lag p50 / p99 (ms): intended -> actual send", [k6_stats(ff.SEND_LAG_1S, ["p50", "p99"])], "ms")

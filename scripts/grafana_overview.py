@@ -17,7 +17,12 @@ def overview():
         "TPS, pub-to-sub latency, success, connections, host and broker CPU and memory of one run, or of every "
         "trial of a capacity search (run_id lists both; the Capacity trials annotation marks each trial).",
     )
-    ov.panel("TPS in and out (msg/s)", [k6_rate(ff.PUBLISHES, "published"), k6_rate(ff.RECEIVES, "received")])
+    ov.panel(
+        "TPS in and out (msg/s)",
+        [k6_rate(ff.PUBLISHES, "published"), k6_rate(ff.RECEIVES, "received")],
+        description="Messages published and received per second, in the windows wholly inside the run: the first "
+        "and the last, which hold part of a second of the run only, are left out rather than drawn low or high.",
+    )
     ov.panel("Pub-to-sub latency p50 / p99 (ms)", [k6_stats(ff.LATENCY_1S, ["p50", "p99"])], "ms")
     ov.panel(
         "Delivery success (%)",
