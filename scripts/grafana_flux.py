@@ -143,15 +143,23 @@ def node(field, label, derive=False):
 
 
 # ---- Host and broker process -------------------------------------------------
+# Telegraf's cpu-total is a share of all the host's cores (100 % is every
+# core busy), procstat's and docker's a share of one core (200 % is two
+# cores busy): the names say which, and the panel draws each on its own axis.
+HOST_CPU_NAME = "host CPU, % of all cores"
+BROKER_CPU_NAME = "broker CPU, % of one core"
 HOST_CPU = (
     where(ff.host_cpu("usage_idle", HOST))
     + window("mean")
     + "\n  |> map(fn: (r) => ({r with _value: 100.0 - r._value}))"
-    + named(text("host CPU (1 - idle)"))
+    + named(text(HOST_CPU_NAME))
 )
 HOST_MEM = where(ff.host_mem("used_percent", HOST)) + window("mean") + named(text("host memory used"))
 BROKER_CPU = (
-    where(ff.broker_cpu(HOST)) + '  |> group(columns: ["_measurement"])\n' + window("mean") + named(text("broker CPU"))
+    where(ff.broker_cpu(HOST))
+    + '  |> group(columns: ["_measurement"])\n'
+    + window("mean")
+    + named(text(BROKER_CPU_NAME))
 )
 BROKER_MEM = (
     where(ff.broker_rss(HOST)) + '  |> group(columns: ["_measurement"])\n' + window("mean") + named(text("broker RSS"))

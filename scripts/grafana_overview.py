@@ -6,8 +6,21 @@ memory and disk."""
 import flux_filters as ff
 import grafana_disk
 from grafana_broker_queries import broker_query
-from grafana_flux import BROKER_CPU, BROKER_MEM, DELIVERY, HOST_CPU, HOST_MEM, ROLE_NAME, k6_gauge, k6_rate, k6_stats
-from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat
+from grafana_flux import (
+    BROKER_CPU,
+    BROKER_CPU_NAME,
+    BROKER_MEM,
+    DELIVERY,
+    HOST_CPU,
+    HOST_MEM,
+    ROLE_NAME,
+    k6_gauge,
+    k6_rate,
+    k6_stats,
+)
+from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat, right_axis
+
+HEAP = "heap (Mosquitto $SYS)"
 
 
 def overview():
@@ -41,15 +54,27 @@ def overview():
     count_stat(ov, "Connect failures", ff.CONNECT_FAILURES, "Failed connection attempts: green at 0." + SEARCH_SUM)
     count_stat(ov, "Publish failures", ff.PUBLISH_FAILURES, "Publishes that failed: green at 0." + SEARCH_SUM)
     ov.panel("Connections (generator)", [k6_gauge(ff.CONNECTIONS, ROLE_NAME, "role")], line=HOLDS)
-    ov.panel("Host CPU (1 - idle) and broker CPU (%)", [HOST_CPU, BROKER_CPU], "percent")
+    ov.panel(
+        "Host CPU and broker CPU (%)",
+        [HOST_CPU, BROKER_CPU],
+        "percent",
+        description="Two bases, two axes. Left: the host's CPU (1 - idle) as a share of all its cores, 100 % "
+        "when every core is busy. Right: the broker process's as a share of one core, as the report gives it: "
+        "200 % is two cores busy.",
+        axis="host: % of all cores",
+        series={BROKER_CPU_NAME: right_axis("broker: % of one core")},
+    )
     ov.panel("Host memory used (%)", [HOST_MEM], "percent")
     ov.panel(
         "Broker memory",
-        [BROKER_MEM, broker_query(["heap (Mosquitto $SYS)"], rate=False)],
+        [BROKER_MEM, broker_query([HEAP], rate=False)],
         "bytes",
-        description="The broker process's resident memory; with Mosquitto built on glibc (Debian's), also the heap "
-        "it reports in $SYS." + SYS_NOTE + ".",
-        line={"heap (Mosquitto $SYS)": HOLDS},
+        description="Left: the broker process's resident memory (RSS). Right, on an axis of its own (a heap of "
+        "tens of KB would lie flat on RSS's MB): with Mosquitto built on glibc (Debian's), the heap it reports "
+        "in $SYS, in bytes." + SYS_NOTE + ".",
+        line={HEAP: HOLDS},
+        axis="broker RSS",
+        series={HEAP: right_axis("Mosquitto heap ($SYS)")},
     )
     grafana_disk.overview_panels(ov)
     return ov

@@ -29,6 +29,13 @@ RATIO_COLOURS = thresholds(("red", None), ("green", RATE_REACHED))
 HOLDS, COVERS_BEFORE = "stepAfter", "stepBefore"
 
 
+def right_axis(label):
+    """A series' own axis, on the right, labelled: Grafana gives series one
+    scale only when their unit, range, placement and label all agree
+    (Grafana's buildScaleKey, of grafana-ui's uPlot config)."""
+    return {"custom.axisPlacement": "right", "custom.axisLabel": label}
+
+
 class Dashboard:
     def __init__(self, uid, title, description):
         self.uid, self.title, self.description = uid, title, description

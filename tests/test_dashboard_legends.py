@@ -23,7 +23,7 @@ LEGENDS = {
     "TPS in and out (msg/s)": {"published", "received"},
     "Pub-to-sub latency p50 / p99 (ms)": {"p50", "p99"},
     "Connections (generator)": {"publishers", "subscribers"},
-    "Host CPU (1 - idle) and broker CPU (%)": {"host CPU (1 - idle)", "broker CPU"},
+    "Host CPU and broker CPU (%)": {"host CPU, % of all cores", "broker CPU, % of one core"},
     "Host memory used (%)": {"host memory used"},
     "Broker memory": {"broker RSS", "heap (Mosquitto $SYS)"},
     "Messages received / sent (msg/s)": {"received", "sent", "received, every packet", "sent, every packet"},

@@ -1,8 +1,10 @@
 """The dashboards as a workshop reads them (issue 34): what a panel draws
 after a real p2p run on Mosquitto, or from points as k6 writes them, must
 not mislead a reader who knows nothing of how it was computed: no partial
-second drawn as a rate, and a variable that filters."""
+second drawn as a rate, no two bases on one axis, no series flat on
+another's scale, and a variable that filters."""
 
+import grafana_flux
 import test_dashboard_legends as legends
 from conftest import bind, load_dashboards
 from test_dashboard_legends import series
@@ -18,6 +20,28 @@ def panel(title):
     return next(p for d in load_dashboards().values() for p in d["panels"] if p["title"] == title)
 
 
+def field_config(p, name):
+    """A series' field config: the panel's defaults, then its overrides by name."""
+    config = dict(p["fieldConfig"]["defaults"])
+    custom = dict(config.get("custom", {}))
+    for o in p["fieldConfig"]["overrides"]:
+        if o["matcher"] == {"id": "byName", "options": name}:
+            for prop in o["properties"]:
+                if prop["id"].startswith("custom."):
+                    custom[prop["id"].removeprefix("custom.")] = prop["value"]
+                else:
+                    config[prop["id"]] = prop["value"]
+    return config | {"custom": custom}
+
+
+def scale(p, name):
+    """The scale Grafana draws a series on: series share one when their
+    unit, range, axis placement and label agree (buildScaleKey)."""
+    c = field_config(p, name)
+    return (c.get("unit"), c.get("min"), c.get("max"), c["custom"].get("axisPlacement", "auto"),
+            c["custom"].get("axisLabel"))  # fmt: skip
+
+
 def test_rates_are_drawn_in_whole_seconds_of_the_run(stack, p2p_run):
     # The first window began before the run, the last holds its final
     # partial second (and k6's closing push): drawn, they read as a rate
@@ -31,6 +55,27 @@ def test_rates_are_drawn_in_whole_seconds_of_the_run(stack, p2p_run):
         values = [v for _, v in points]
         assert values, name
         assert min(STEPS) * 0.95 <= min(values) and max(values) <= max(STEPS) * 1.05, (name, values)
+
+
+def test_host_and_broker_cpu_each_have_an_axis_that_names_its_base():
+    p = panel("Host CPU and broker CPU (%)")
+    host, broker = grafana_flux.HOST_CPU_NAME, grafana_flux.BROKER_CPU_NAME
+    assert "all cores" in host and "one core" in broker
+    assert scale(p, host) != scale(p, broker)
+    assert "all cores" in scale(p, host)[4] and "one core" in scale(p, broker)[4]
+
+
+def test_the_heap_has_an_axis_of_its_own(stack, p2p_run):
+    start, run_id = p2p_run
+    memory = series(stack, "Broker memory", start, run_id)
+    heap, rss = (max(v for _, v in memory[n] if v is not None) for n in ("heap (Mosquitto $SYS)", "broker RSS"))
+    # Tens of KB beside MB: on one scale the heap lies flat on zero.
+    assert heap < rss / 20, (heap, rss)
+    p = panel("Broker memory")
+    assert scale(p, "heap (Mosquitto $SYS)") != scale(p, "broker RSS")
+    assert "heap" in scale(p, "heap (Mosquitto $SYS)")[4] and "RSS" in scale(p, "broker RSS")[4]
+    # Both in bytes: $SYS/broker/heap/current is.
+    assert {scale(p, n)[0] for n in memory} == {"bytes"}
 
 
 def test_the_scenario_variable_lists_its_runs_and_filters_the_k6_series(stack, p2p_run):
