@@ -33,13 +33,14 @@ def dashboards():
     br.panel(
         "Messages received / sent (msg/s)",
         [
-            broker_query(["received", "received, every packet"], True),
-            broker_query(["sent", "sent, every packet"], True),
+            broker_query(["received", "packets received (every type)"], True),
+            broker_query(["sent", "packets sent (every type)"], True),
         ],
         description="PUBLISH messages the broker received and sent (Mosquitto $SYS/broker/publish/messages/*, "
         "emqx_messages_*, nanomq_messages_*, vernemq_mqtt_publish_*), each rate the mean since the previous report. "
-        "Mosquitto's received leaves out QoS 2 (brokers/mosquitto/broker.toml received_qos); it also counts every "
-        "packet type ($SYS/broker/messages/*)."
+        "Mosquitto's received leaves out QoS 2 (brokers/mosquitto/broker.toml received_qos). Mosquitto also counts "
+        "packets of every type ($SYS/broker/messages/*): a QoS 1 message is a PUBLISH and a PUBACK, so packets run "
+        "at about twice the messages (QoS 2: four packets), plus CONNECT, SUBSCRIBE, PINGREQ and their answers."
         + SYS_NOTE
         + ", so a window of "
         + SYS_QUIET
@@ -49,8 +50,9 @@ def dashboards():
     br.panel(
         "Connected clients and stored messages",
         [broker_query(["connected", "stored messages"], False)],
-        description="Clients connected (Mosquitto $SYS/broker/clients/connected, emqx_connections_count, "
-        "nanomq_connections_count, vernemq_active_mqtt_connections); Mosquitto also says how many messages its "
+        description="Clients connected (Mosquitto $SYS/broker/clients/connected less Telegraf's own $SYS "
+        "subscriber, emqx_connections_count, nanomq_connections_count, vernemq_active_mqtt_connections): the "
+        "benchmark's clients, 0 when none is connected. Mosquitto also says how many messages its "
         "store holds ($SYS/broker/store/messages/count)." + SYS_NOTE + ".",
         line=HOLDS,
     )

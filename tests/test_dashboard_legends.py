@@ -26,7 +26,12 @@ LEGENDS = {
     "Host CPU and broker CPU (%)": {"host CPU, % of all cores", "broker CPU, % of one core"},
     "Host memory used (%)": {"host memory used"},
     "Broker memory": {"broker RSS", "heap (Mosquitto $SYS)"},
-    "Messages received / sent (msg/s)": {"received", "sent", "received, every packet", "sent, every packet"},
+    "Messages received / sent (msg/s)": {
+        "received",
+        "sent",
+        "packets received (every type)",
+        "packets sent (every type)",
+    },
     "Connected clients and stored messages": {"connected", "stored messages"},
     "Messages dropped (msg/s)": {"dropped"},
     "CPU by mode (% of one core)": {"idle", "iowait", "irq", "nice", "softirq", "steal", "system", "user"},
@@ -232,8 +237,9 @@ def test_sys_values_hold_until_the_next_and_zero_shows_where_nothing_was_dropped
         assert now - points[-1][0] < timedelta(seconds=5), (name, points[-3:])
         gaps = [b[0] - a[0] for a, b in zip(points, points[1:], strict=False)]
         assert max(gaps) <= timedelta(seconds=2), (name, max(gaps))
-    # p2p: 10 publishers, 10 subscribers and Telegraf's $SYS client, at some point.
-    assert max(v for _, v in held["connected"]) >= 21
+    # p2p: 10 publishers and 10 subscribers at least, at some point
+    # (Telegraf's $SYS client left out: tests/test_dashboard_reading.py).
+    assert max(v for _, v in held["connected"]) >= 20
     dropped = series(stack, "Messages dropped (msg/s)", start, run_id)["dropped"]
     # Nothing dropped: Mosquitto never published the topic, and 0 is drawn
     # through the run and after.

@@ -2,7 +2,10 @@
 after a real p2p run on Mosquitto, or from points as k6 writes them, must
 not mislead a reader who knows nothing of how it was computed: no partial
 second drawn as a rate, no two bases on one axis, no series flat on
-another's scale, and a variable that filters."""
+another's scale, no client of the stack's own counted as the benchmark's,
+a packet count named as one, and a variable that filters."""
+
+import pytest
 
 import grafana_flux
 import test_dashboard_legends as legends
@@ -76,6 +79,29 @@ def test_the_heap_has_an_axis_of_its_own(stack, p2p_run):
     assert "heap" in scale(p, "heap (Mosquitto $SYS)")[4] and "RSS" in scale(p, "broker RSS")[4]
     # Both in bytes: $SYS/broker/heap/current is.
     assert {scale(p, n)[0] for n in memory} == {"bytes"}
+
+
+def test_connected_counts_the_benchmarks_clients_alone(stack, p2p_run):
+    # Mosquitto counts Telegraf's $SYS subscriber too: the panel leaves it
+    # out, so it shows the generator's connections, and 0 after the run.
+    start, run_id = p2p_run
+    connected = [v for _, v in series(stack, "Connected clients and stored messages", start, run_id)["connected"]]
+    generator = series(stack, "Connections (generator)", start, run_id)
+    clients = max(v for _, v in generator["publishers"]) + max(v for _, v in generator["subscribers"])
+    assert max(connected) == clients, (connected, clients)
+    assert connected[-1] == 0, connected[-3:]
+
+
+def test_packet_counts_say_what_they_count(stack, p2p_run):
+    start, run_id = p2p_run
+    rates = series(stack, "Messages received / sent (msg/s)", start, run_id)
+    peak = {n: max(v for _, v in points if v is not None) for n, points in rates.items()}
+    packets = [n for n in peak if n not in ("received", "sent")]
+    assert packets and all(n.startswith("packets ") for n in packets), packets
+    # At QoS 1 a message is a PUBLISH and a PUBACK: twice the messages, and
+    # the panel says why.
+    assert peak["packets received (every type)"] == pytest.approx(2 * peak["received"], rel=0.15), peak
+    assert "PUBACK" in panel("Messages received / sent (msg/s)")["description"]
 
 
 def test_the_scenario_variable_lists_its_runs_and_filters_the_k6_series(stack, p2p_run):
