@@ -11,7 +11,7 @@ def generator():
     gen = Dashboard(
         "mqtt-bench-generator",
         "Load generator health",
-        "Is the generator keeping up? Achieved against target rate, send lag, reconnects.",
+        "Is the generator keeping up? Achieved against target rate, send lag, reconnects and how long they took.",
     )
     gen.panel(
         "Achieved vs target rate (msg/s)",
@@ -36,6 +36,16 @@ def generator():
     )
     count_stat(gen, "Reconnects", ff.RECONNECTS, "Reconnects: green at 0." + SEARCH_SUM, w=8)
     count_stat(gen, "Errors", ff.ERRORS, "Errors: green at 0." + SEARCH_SUM, w=8)
+    gen.panel(
+        "Reconnect delay p50 / p99 / max (ms): drop -> back",
+        [k6_gauge(f"{ff.RECONNECT_DURATION}_{stat}", text(stat)) for stat in ("p50", "p99", "max")],
+        "ms",
+        description="How long a client whose connection dropped took to be connected again, from the drop to its "
+        "reconnect's CONNACK: the p50, p99 and longest of every reconnect of the run so far, each holding until the "
+        "next. A run without a reconnect has none to show: the panel says no reconnects.",
+        line=HOLDS,
+        no_value="no reconnects",
+    )
     gen.panel("Latency from intended send p99 (ms)", [k6_stats(ff.LATENCY_INTENDED_1S, ["p99"])], "ms")
     gen.panel(
         "Step rate (msg/s)",

@@ -3,14 +3,20 @@ after a real p2p run on Mosquitto, or from points as k6 writes them, must
 not mislead a reader who knows nothing of how it was computed: no partial
 second drawn as a rate, no two bases on one axis, no series flat on
 another's scale, no client of the stack's own counted as the benchmark's,
-a packet count named as one, and a variable that filters."""
+a variable that filters, and a reconnect delay that says when there was
+none."""
+
+import time
+from datetime import UTC, datetime
 
 import pytest
+import requests
 
 import grafana_flux
+import grafana_frames as gf
 import test_dashboard_legends as legends
-from conftest import bind, load_dashboards
-from test_dashboard_legends import series
+from conftest import TEST_PORTS, bind, load_dashboards, wait_until
+from test_dashboard_legends import answer, series
 
 # The run the legends are checked on: a module fixture, run again here.
 p2p_run = legends.p2p_run
@@ -121,3 +127,38 @@ def test_the_scenario_variable_lists_its_runs_and_filters_the_k6_series(stack, p
     for title, q in k6_panels:
         assert "${scenario}" in q, title
         assert not stack.flux(bind(q, start, run_id, "fanout")), title
+
+
+@pytest.fixture(scope="module")
+def reconnects(stack):
+    """A run's reconnect delay gauges as the extension writes them
+    (mqtt_reconnect_duration_<stat>, the run so far, each second once there
+    was a reconnect), through Telegraf's k6 listener."""
+    run_id = f"reconnects-{int(time.time())}"
+    now = time.time_ns() // 10**9 * 10**9
+    start = datetime.fromtimestamp(now / 1e9 - 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    values = {"p50": 120.0, "p99": 480.0, "max": 510.0}
+    lines = [
+        f"mqtt_reconnect_duration_{stat},run_id={run_id},scenario=p2p value={v} {now - (10 - s) * 10**9}"
+        for stat, v in values.items()
+        for s in range(5)
+    ]
+    k6_listener = f"http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/write"
+    requests.post(k6_listener, params={"db": "k6"}, data="\n".join(lines), timeout=10).raise_for_status()
+    seen = f'from(bucket: "mqtt-bench") |> range(start: {start}) |> filter(fn: (r) => r.run_id == "{run_id}")'
+    assert wait_until(lambda: stack.flux(seen), timeout=30), "no reconnect gauges in InfluxDB"
+    return start, run_id, values
+
+
+def test_reconnect_delay_shows_p50_p99_and_max_or_says_there_was_none(stack, p2p_run, reconnects):
+    p = panel("Reconnect delay p50 / p99 / max (ms): drop -> back")
+    assert p["fieldConfig"]["defaults"]["unit"] == "ms"
+    start, run_id, values = reconnects
+    texts = [answer(stack, t["query"], start, run_id) for t in p["targets"]]
+    assert sorted(gf.legend(texts)) == sorted(values)
+    drawn = series(stack, p["title"], start, run_id)
+    assert {n: {v for _, v in points} for n, points in drawn.items()} == {n: {v} for n, v in values.items()}
+    # The p2p run had no reconnect: no series, and the panel says why.
+    start, run_id = p2p_run
+    assert not series(stack, p["title"], start, run_id)
+    assert p["fieldConfig"]["defaults"]["noValue"] == "no reconnects"
