@@ -45,6 +45,8 @@ RATE_ACHIEVED_RATIO = "mqtt_rate_achieved_ratio"
 LATENCY_1S = "mqtt_latency_1s"
 LATENCY_INTENDED_1S = "mqtt_latency_intended_1s"
 SEND_LAG_1S = "mqtt_send_lag_1s"
+# One point per finished run, written by its report (report/history.py): the History dashboard's.
+RUN_SUMMARY = "mqtt_bench_run"
 
 
 def tag(key, value):

@@ -18,6 +18,8 @@ from grafana_flux import (
     BROKER_MEM,
     DELIVERY,
     DS,
+    HISTORY_RUNS,
+    HISTORY_VARIABLES,
     HOST,
     HOST_CPU,
     HOST_MEM,
@@ -27,6 +29,7 @@ from grafana_flux import (
     SYS_INTERVAL_S,
     VARIABLES,
     WORST_RATIO,
+    history,
     k6_gauge,
     k6_rate,
     k6_stats,
@@ -66,8 +69,9 @@ HOLDS, COVERS_BEFORE = "stepAfter", "stepBefore"
 
 
 class Dashboard:
-    def __init__(self, uid, title, description):
+    def __init__(self, uid, title, description, variables=VARIABLES, annotations=ANNOTATIONS, since="now-30m"):
         self.uid, self.title, self.description = uid, title, description
+        self.variables, self.annotations, self.since = variables, annotations, since
         self.panels, self.x, self.y, self.line_h = [], 0, 0, 0
 
     def _place(self, w, h):
@@ -149,10 +153,10 @@ class Dashboard:
             "schemaVersion": SCHEMA_VERSION,
             "version": 1,
             "refresh": "5s",
-            "time": {"from": "now-30m", "to": "now"},
+            "time": {"from": self.since, "to": "now"},
             "graphTooltip": 1,
-            "templating": {"list": VARIABLES},
-            "annotations": {"list": ANNOTATIONS},
+            "templating": {"list": self.variables},
+            "annotations": {"list": self.annotations},
             "panels": self.panels,
         }
 
@@ -332,7 +336,43 @@ def dashboards():
         description="The rate each step asks for, from its start to the next (0 after the last).",
         line=HOLDS,
     )
-    return [ov, br, host, gen]
+    return [ov, br, host, gen, history_board()]
+
+
+def history_board():
+    """Each finished run's summary point (its report writes it: report/history.py), per broker and version."""
+    hist = Dashboard(
+        "mqtt-bench-history",
+        "History",
+        "Every finished run of the chosen brokers and scenario, one point each (written by its report): a series "
+        "per broker and version (BROKER_VERSION names a build). Runs lists them, each run id a link to its report.",
+        variables=HISTORY_VARIABLES,
+        annotations=[],
+        since="now-90d",
+    )
+    for title, field, unit in [
+        ("Delivered rate (msg/s)", "rate", "short"),
+        ("Pub-to-sub latency p50 (ms)", "p50", "ms"),
+        ("Pub-to-sub latency p99 (ms)", "p99", "ms"),
+        ("Broker CPU per message (µs)", "broker_cpu_per_msg", "µs"),
+        ("Broker RSS max (MB)", "rss_mb", "decmbytes"),
+    ]:
+        hist.panel(title, [history(field)], unit, w=12 if field != "rss_mb" else 24,
+                   description="One point per run, at its end; a series per broker and version.")  # fmt: skip
+        # A run is a point, not a stretch of time: points, joined only to guide the eye.
+        hist.panels[-1]["fieldConfig"]["defaults"]["custom"] = {"showPoints": "always", "pointSize": 7}
+    hist.panel("Runs", [HISTORY_RUNS], kind="table", w=24, h=10,
+               description="Newest first; params is a digest of the run's parameters (runs of another digest ran "
+               "something else); a run id opens its report where reports/ is served (variable reports).")  # fmt: skip
+    hist.panels[-1]["fieldConfig"]["overrides"] = [
+        {
+            "matcher": {"id": "byName", "options": "run_id"},
+            "properties": [
+                {"id": "links", "value": [{"title": "its report", "url": "${reports}/${__value.raw}/report.md"}]}
+            ],
+        }
+    ]
+    return hist
 
 
 def render():
@@ -346,6 +386,7 @@ def main():
         "broker.json": "broker-internals.json",
         "host.json": "host.json",
         "generator.json": "load-generator.json",
+        "history.json": "history.json",
     }
     sync({OUT / names[name]: text for name, text in files.items()}, "dashboards", "scripts/grafana_dashboards.py")
 

@@ -166,13 +166,14 @@ WORST_RATIO = (
 )
 
 
-def variable(name, tags, source):
+def variable(name, tags, source, start="-30d"):
     """A query variable listing the values of the given tags on source. With
     several tags, one table of their distinct values (Grafana reads a
     variable's values from the first string field of each frame), newest
     first for run ids (the sort option sorts them again)."""
     values = [
-        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {measurement(source)}, start: -30d)'
+        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {measurement(source)}, '
+        f"start: {start})"
         for tag in tags
     ]
     q = 'import "influxdata/influxdb/schema"\n'
@@ -249,3 +250,48 @@ ANNOTATIONS = [
         + events(f'"trial " + r.run_id + ": " + {RATE_TEXT}'),
     ),
 ]
+
+
+# ---- History: one point per finished run (report/history.py) ----------------
+# Its own variables: the brokers (several, or all) and the scenario of the
+# runs' summary points over a year, and where reports/ is served, for the
+# run ids' links.
+HISTORY_BROKERS = "${broker:regex}"
+HISTORY_VARIABLES = [
+    variable("broker", ["broker"], ff.RUN_SUMMARY, "-1y") | {"multi": True, "includeAll": True, "allValue": ".*"},
+    variable("scenario", ["scenario"], ff.RUN_SUMMARY, "-1y"),
+    {
+        "name": "reports",
+        "label": "reports served at",
+        "type": "textbox",
+        "query": "http://127.0.0.1:8000",
+        "current": {"text": "http://127.0.0.1:8000", "value": "http://127.0.0.1:8000"},
+        "description": "Where reports/ is served, for the run ids' links (e.g. python3 -m http.server -d reports "
+        "8000, or a CI's artifacts)",
+        "hide": 0,
+    },
+]
+
+
+def history_where(field=None):
+    """The summary points of the chosen brokers and scenario (one field, or all)."""
+    pred = f'{measurement(ff.RUN_SUMMARY)} and r.broker =~ /^{HISTORY_BROKERS}$/ and r.scenario == "${{scenario}}"' + (
+        f' and r._field == "{field}"' if field else ""
+    )
+    return where(pred)
+
+
+def history(field):
+    """A metric of the summary points, a series per broker and version."""
+    return history_where(field) + named('r.broker + " " + r.broker_version').lstrip("\n")
+
+
+HISTORY_COLUMNS = ["_time", "broker", "broker_version", "params", "run_id", "passed", "rate", "p50", "p99",
+                   "broker_cpu_per_msg", "rss_mb"]  # fmt: skip
+HISTORY_RUNS = (
+    history_where()
+    + '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
+    + "  |> group()\n"
+    + '  |> sort(columns: ["_time"], desc: true)\n'
+    + f"  |> keep(columns: {json.dumps(HISTORY_COLUMNS)})"
+)

@@ -105,19 +105,23 @@ def test_a_and_a_in_five_alternating_rounds_is_no_change_beyond_noise_and_saves_
         assert doc["name"] == "a" and doc["scenario"] == "p2p" and len(doc["rounds"]) == 5
         assert doc["parameters"]["qos"] == 1 and doc["generator"]["k6"] and doc["host"]["cpus"]
 
-        # The same broker against the saved rounds: comparable, no regression.
+        # The same broker against the saved rounds: comparable, judged, within the bounds. Sub-millisecond
+        # latencies drift between one sitting and the next (no alternation with a saved baseline): the
+        # bounds here are on what the broker must keep, its delivered rate and its loss.
         cid2 = f"{cid}-again"
-        r = compare("--target", f"a={url}", "--rounds", "2", "--against", str(saved), "--fail-on", "p99=+50%",
-                    "--id", cid2, *SMALL, env=stack.env)  # fmt: skip
+        r = compare("--target", f"a={url},pid={pid}", "--rounds", "3", "--against", str(saved),
+                    "--fail-on", "rate=-5%,loss=+0.1pt", "--id", cid2, *SMALL, env=stack.env)  # fmt: skip
         try:
             assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
             md2 = (REPORTS / f"compare-{cid2}" / "compare.md").read_text()
-            assert "regressed" not in "".join(verdicts(md2, "a (saved)").values())
-            assert "a saved baseline" in md2
+            got = verdicts(md2, "a (saved)")
+            assert "no change beyond noise" in got["delivered rate (msg/s) (bound -5.0%)"], md2
+            assert len(got) == 7 and all("[" in cell for cell in got.values()), got  # every metric judged
+            assert "a saved baseline" in md2 and "not comparable" not in md2
         finally:
-            cleanup(cid2)
+            os.environ.get("KEEP_REPORTS") or cleanup(cid2)
     finally:
-        cleanup(cid)
+        os.environ.get("KEEP_REPORTS") or cleanup(cid)
 
 
 def test_another_parameter_than_the_saved_baseline_is_refused_before_any_connection(tmp_path, connection_counter):
@@ -172,4 +176,4 @@ def test_the_same_broker_5_ms_slower_regressed_on_p99_and_exits_4(stack, mosquit
         assert "slow: p99 regressed by +" in r.stderr and "wholly beyond the bound +10.0%" in r.stderr, r.stderr
         assert "Beyond --fail-on" in md
     finally:
-        cleanup(cid)
+        os.environ.get("KEEP_REPORTS") or cleanup(cid)
