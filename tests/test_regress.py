@@ -3,7 +3,7 @@ interval, the verdict word and the bounds of --fail-on."""
 
 import pytest
 
-from report import regress
+from report import regress, rounds
 from report.regress import METRICS, BadBound, breach, parse_bounds, verdict
 
 # Five rounds a side, as an A/A comparison gives them: the same broker twice.
@@ -103,3 +103,45 @@ def test_a_bound_breached_only_with_the_whole_interval_beyond_it():
     assert breach(verdict(METRICS["p99"], A, A2), 10.0) is None
     rate = verdict(METRICS["rate"], [1000, 1001, 999], [900, 905, 899])
     assert "rate regressed by -10" in breach(rate, -5.0) and breach(rate, -20.0) is None
+
+
+def entry(name, k, p99, rate=100.0, **extra):
+    """One round of a column as report.brokers holds it."""
+    figures = {"sub_rate": rate, "latency_p50": p99 / 10, "latency_p99": p99, "broker_cpu_avg": 1.0,
+               "broker_rss_max_mb": 9.0, "connect_rate": 200.0, "lost": 0, "published": 300, "passed": True,
+               "failed_thresholds": [], "transport": "TCP"}  # fmt: skip
+    return {"name": name, "kind": "target", "status": "ran", "round": k, "run_id": f"x-{name}-r{k}",
+            "figures": figures, "parameters": {"qos": 1, "url": f"mqtt://{name}"}, **extra}  # fmt: skip
+
+
+def header(c, cols=()):
+    return c["name"]
+
+
+def test_rounds_become_columns_judged_against_the_baseline():
+    entries = [e for k, (a, s) in enumerate(zip(A, SLOW, strict=True), 1) for e in (entry("a", k, a), entry("s", k, s))]
+    cols = rounds.columns(entries)
+    assert [c["name"] for c in cols] == ["a", "s"]
+    assert cols[0]["figures"]["latency_p99"] == regress.median(A) and cols[0]["round_values"]["latency_p99"] == A
+    assert cols[0]["figures"]["transport"] == "TCP"  # not a number: the first round's
+    manifest = {"rounds": {"n": 5, "baseline": "a", "fail_on": "p99=+10%,rate=-5%"}}
+    tables, breaches, refusals, warnings = rounds.judge(cols, manifest, header)
+    assert [t["title"] for t in tables] == ["Rounds", "Against a"]
+    against = {r[0]: r[1] for r in tables[1]["rows"]}
+    assert against["latency p99 (ms) (bound +10.0%)"].endswith("] regressed")
+    assert against["delivered rate (msg/s) (bound -5.0%)"] == "+0.0% [+0.0%, +0.0%] no change beyond noise (±0.0%)"
+    assert len(breaches) == 1 and breaches[0].startswith("s: p99 regressed by +")
+    assert refusals == [] and warnings == []
+
+
+def test_a_round_that_did_not_run_is_named_and_the_others_count():
+    es = [entry("a", 1, 1.0), {**entry("a", 2, 9.0), "status": "not run", "reason": "unreachable"}, entry("a", 3, 2.0)]
+    (col,) = rounds.columns(es)
+    assert col["figures"]["latency_p99"] == 1.5 and "round 2: not run: unreachable" in col["missing"]
+
+
+def test_runs_of_other_parameters_get_no_verdict():
+    es = [entry("a", 1, 1.0), entry("b", 1, 1.0, parameters={"qos": 0, "url": "mqtt://b"})]
+    tables, breaches, refusals, _ = rounds.judge(rounds.columns(es), {"rounds": {"n": 1, "baseline": "a"}}, header)
+    assert refusals == ["b: the parameter qos differs: a 1, b 0"] and breaches == []
+    assert "No verdict, not comparable" in tables[-1]["note"]
