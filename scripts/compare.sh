@@ -82,7 +82,7 @@ while (($#)); do
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
     --impair) impairs_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
     --rounds|--baseline|--fail-on|--save-baseline|--against) rounds_option "$1" "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
-    -h|--help) sed -n '2,37p' "$0"; sed -n '2,19p' "$(dirname "$0")/compare_rounds.sh"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; sed -n '4,19p' "$(dirname "$0")/compare_rounds.sh"; exit 0 ;;
     *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --impair (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
   esac
 done

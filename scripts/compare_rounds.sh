@@ -10,7 +10,8 @@
 #                        improved, no change beyond noise) (scripts/report/regress.py).
 #   --fail-on BOUNDS     e.g. 'p99=+10%,rate=-5%,broker_cpu_per_msg=+10%': exit 4 when a
 #                        metric regressed with its whole interval beyond its bound
-#                        (after the report is written).
+#                        (after the report is written). Metrics: rate, p50, p99,
+#                        broker_cpu_per_msg, rss, conn_rate, loss (in points: loss=+0.1pt).
 #   --save-baseline FILE the baseline column's rounds (or the only column's), with what
 #                        judges comparability: scenario, parameters, versions, host.
 #   --against FILE       a saved baseline as the baseline column; refused when the
