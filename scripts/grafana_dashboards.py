@@ -345,7 +345,7 @@ def history_board():
         "mqtt-bench-history",
         "History",
         "Every finished run of the chosen brokers and scenario, one point each (written by its report): a series "
-        "per broker and version (BROKER_VERSION names a build). Runs lists them, each run id a link to its report.",
+        "per broker and version (BROKER_VERSION names a build). Runs lists them, each row a link to its run's report.",
         variables=HISTORY_VARIABLES,
         annotations=[],
         since="now-90d",
@@ -354,23 +354,23 @@ def history_board():
         ("Delivered rate (msg/s)", "rate", "short"),
         ("Pub-to-sub latency p50 (ms)", "p50", "ms"),
         ("Pub-to-sub latency p99 (ms)", "p99", "ms"),
-        ("Broker CPU per message (µs)", "broker_cpu_per_msg", "µs"),
-        ("Broker RSS max (MB)", "rss_mb", "decmbytes"),
+        ("Broker CPU per message (µs)", "broker_cpu_per_msg", "short"),
+        ("Broker RSS max (MB)", "rss_mb", "short"),
     ]:
         hist.panel(title, [history(field)], unit, w=12 if field != "rss_mb" else 24,
                    description="One point per run, at its end; a series per broker and version.")  # fmt: skip
-        # A run is a point, not a stretch of time: points, joined only to guide the eye.
-        hist.panels[-1]["fieldConfig"]["defaults"]["custom"] = {"showPoints": "always", "pointSize": 7}
-    hist.panel("Runs", [HISTORY_RUNS], kind="table", w=24, h=10,
-               description="Newest first; params is a digest of the run's parameters (runs of another digest ran "
-               "something else); a run id opens its report where reports/ is served (variable reports).")  # fmt: skip
-    hist.panels[-1]["fieldConfig"]["overrides"] = [
-        {
-            "matcher": {"id": "byName", "options": "run_id"},
-            "properties": [
-                {"id": "links", "value": [{"title": "its report", "url": "${reports}/${__value.raw}/report.md"}]}
-            ],
-        }
+    hist.panel(
+        "Runs",
+        [HISTORY_RUNS],
+        kind="table",
+        w=24,
+        h=10,
+        description="Newest first; params is a digest of the run's parameters (runs of another digest ran something "
+        "else); a row links to its run's report where reports/ is served (variable reports).",
+    )
+    # Each row a link to its run's report: the run_id of the row clicked.
+    hist.panels[-1]["fieldConfig"]["defaults"]["links"] = [
+        {"title": "its report", "url": "${reports}/${__data.fields.run_id}/report.md"}
     ]
     return hist
 

@@ -342,9 +342,8 @@ def test_history_plots_each_metric_per_broker_version_and_lists_the_runs(stack, 
             assert [r["broker_version"] for r in rows] == versions[::-1]
             assert all(float(r["p99"]) > 0 and float(r["rate"]) > 0 and r["passed"] == "true" for r in rows), rows
             assert all(float(r["broker_cpu_per_msg"]) >= 0 and float(r["rss_mb"]) > 0 for r in rows), rows
-            link = p["fieldConfig"]["overrides"][0]
-            assert link["matcher"]["options"] == "run_id"
-            assert link["properties"][0]["value"][0]["url"] == "${reports}/${__value.raw}/report.md"
+            # A row links to its run's report (the row's run_id).
+            assert p["fieldConfig"]["defaults"]["links"][0]["url"] == "${reports}/${__data.fields.run_id}/report.md"
             continue
         names = gf.legend(texts)
         if sorted(names) != [f"mosquitto {v}" for v in versions]:
