@@ -117,8 +117,9 @@ export declare interface GroupOptions extends ConnectionOptions {
    */
   tags?: Record<string, string | number | boolean>;
   /**
-   * The flow the group's traffic belongs to in streams(): instances' result
-   * files merge their per-stream accounting by flow name. Default "".
+   * The flow the group's traffic belongs to in the result's streams:
+   * instances' result files merge their per-stream accounting by flow name.
+   * Default "".
    */
   flow?: string;
 }

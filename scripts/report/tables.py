@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 import flux_filters as ff
 
-from . import connect_cost, gaps, instances
+from . import connect_cost, gaps, instances, io_rates
 from .results import MissingData
 
 
@@ -313,6 +313,7 @@ def build(run, influx, cpu_target):
         "success": success(run),
         "connections": {**connections(run), **connect_cost.broker_cpu_per_connect(run, res.broker_cpu)},
         "generator": generator(run, res),
+        "io": io_rates.figures(run, influx),  # disk writes and packets, beside CPU and memory
         "instances": instances.of(run),
         "monitoring": monitoring(run, res, influx),
         "outages": gaps.outages(run),

@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
@@ -68,4 +69,16 @@ func failedThresholds(values map[string]result.ThresholdResult) []string {
 		}
 	}
 	return out
+}
+
+// num3 shows a merged value in the diagnosis: whole numbers as such, else
+// 3 decimals below 10.
+func num3(x float64) string {
+	if x == float64(int64(x)) {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	if x < 10 {
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
 }
