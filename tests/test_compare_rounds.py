@@ -119,9 +119,9 @@ def test_a_and_a_in_five_alternating_rounds_is_no_change_beyond_noise_and_saves_
             assert len(got) == 7 and all("[" in cell for cell in got.values()), got  # every metric judged
             assert "a saved baseline" in md2 and "not comparable" not in md2
         finally:
-            os.environ.get("KEEP_REPORTS") or cleanup(cid2)
+            cleanup(cid2)
     finally:
-        os.environ.get("KEEP_REPORTS") or cleanup(cid)
+        cleanup(cid)
 
 
 def test_another_parameter_than_the_saved_baseline_is_refused_before_any_connection(tmp_path, connection_counter):
@@ -176,4 +176,4 @@ def test_the_same_broker_5_ms_slower_regressed_on_p99_and_exits_4(stack, mosquit
         assert "slow: p99 regressed by +" in r.stderr and "wholly beyond the bound +10.0%" in r.stderr, r.stderr
         assert "Beyond --fail-on" in md
     finally:
-        os.environ.get("KEEP_REPORTS") or cleanup(cid)
+        cleanup(cid)
