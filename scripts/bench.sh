@@ -17,6 +17,8 @@
 #   --impair PROFILE puts a Toxiproxy between k6 and the broker with the
 #   profile's toxics (lan, wan, 4g, 3g, satellite: toxiproxy/profiles.toml,
 #   or a file of your own: path/to/file.toml), recorded in the result.
+#   BROKER_VERSION=V in the environment: the broker version the result
+#   records (default: its $SYS version natively, its image under compose).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -200,7 +202,8 @@ if [[ "$mode" == native ]]; then
   [[ -n "${INFLUX_TOKEN:-}" ]] || die "INFLUX_TOKEN is missing from $secrets: scripts/stack.sh down, then remove $STATE/influxdb and rerun (a new token is generated)"
   influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
-  version="$(broker_version 127.0.0.1 "$MQTT_PORT")"
+  # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
+  version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}"
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
@@ -238,8 +241,9 @@ else
   # telegraf:8186 reached the user's native Telegraf from a host-network one.
   k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
   version="$(broker_image "$broker")"
+  version="${BROKER_VERSION:-${version:+image $version}}"
   log "running $scenario (run $run_id)"
-  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${version:+image $version}" \
+  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$version" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

@@ -29,9 +29,12 @@
 #   --impair P,P...   each managed broker under each network profile in turn
 #                     (scripts/bench.sh --impair; none: no impairment), natively:
 #                     a column per broker and profile, <broker>-<profile>.
+#   --rounds N --baseline NAME --fail-on BOUNDS --save-baseline FILE --against FILE:
+#                     rounds and regressions (scripts/compare_rounds.sh says how).
 # A broker that does not start, or cannot be reached, is marked in its column
 # with the reason, and the others still run. Exit code: 0 every broker ran;
-# 1 some broker was marked (the report is written all the same); 2 bad input.
+# 1 some broker was marked (the report is written all the same); 2 bad input;
+# 4 a --fail-on bound was breached (after the report is written).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +46,8 @@ URL_RE='^(mqtt|tcp|mqtts|ssl|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:([0-9]
 bad() { printf 'error: %s\n' "$*" >&2; exit 2; }
 # shellcheck source=compare_targets.sh
 . "$(dirname "$0")/compare_targets.sh"
+# shellcheck source=compare_rounds.sh
+. "$(dirname "$0")/compare_rounds.sh"
 
 brokers=() targets=() k6_env=()
 brokers_arg() {
@@ -76,7 +81,8 @@ while (($#)); do
     -e|--env) k6_env+=("${2:?$1 needs NAME=VALUE}"); shift 2 ;;
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
     --impair) impairs_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --rounds|--baseline|--fail-on|--save-baseline|--against) rounds_option "$1" "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
+    -h|--help) sed -n '2,37p' "$0"; sed -n '4,19p' "$(dirname "$0")/compare_rounds.sh"; exit 0 ;;
     *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --impair (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
   esac
 done
@@ -169,9 +175,12 @@ for r in "${runs[@]}"; do
   [[ "$n" =~ $NAME_RE ]] || bad "--impair: the run name '$n' must be letters, digits, '.', '_' or '-' (at most 40): give the profile a shorter name"
   names+=("$n")
 done
+rounds_check "$search" "${names[@]}"
 for name in "${names[@]}"; do
-  for f in "$ROOT/reports/raw/$compare_id-$name.json" "$ROOT/reports/capacity-$compare_id-$name"; do
-    [[ ! -e "$f" ]] || bad "--id: $f exists already (an earlier comparison with this id): choose another id"
+  for rid in $(round_ids "$name"); do
+    for f in "$ROOT/reports/raw/$rid.json" "$ROOT/reports/capacity-$rid"; do
+      [[ ! -e "$f" ]] || bad "--id: $f exists already (an earlier comparison with this id): choose another id"
+    done
   done
 done
 
@@ -193,12 +202,12 @@ entry() {
   $search && id_key=search_id
   entries+=("$(jq -nc --arg name "$1" --arg kind "$2" --arg mode "$3" --arg url "$4" --arg status "$5" \
     --arg short "$6" --arg reason "$7" --arg version "$8" --argjson influx "$9" --arg host_tag "${10}" \
-    --arg id "$compare_id-$1" --arg id_key "$id_key" --arg log "logs/$1.log" --arg pid "${target_pid[$1]:-}" \
-    --arg broker "$entry_broker" --arg profile "$entry_profile" \
+    --arg id "$compare_id-$1$rsuffix" --arg id_key "$id_key" --arg log "logs/$1$rsuffix.log" --arg pid "${target_pid[$1]:-}" \
+    --arg broker "$entry_broker" --arg profile "$entry_profile" --argjson round "$round" \
     'def opt: if . == "" then null else . end;
      {name: $name, kind: $kind, mode: $mode, url: ($url | opt), status: $status, short: ($short | opt),
       reason: ($reason | opt), version: ($version | opt), influx: $influx, host_tag: ($host_tag | opt),
-      pid: ($pid | opt | if . then tonumber else . end), log: $log} + {($id_key): $id}
+      pid: ($pid | opt | if . then tonumber else . end), log: $log, round: $round} + {($id_key): $id}
      + (if $broker == "" then {} else {broker: $broker, profile: ($profile | opt)} end)')")
   if [[ "$5" != ran ]]; then
     marked=$((marked + 1))
@@ -280,12 +289,14 @@ search_outcome() {
 }
 
 # --- Brokers this stack starts -------------------------------------------
-for r in "${runs[@]}"; do
+# run_managed "BROKER PROFILE": one run (or search) of a broker this stack starts.
+run_managed() {
+  local r="$1"
   read -r b profile <<<"$r"
   name=$(run_name "$b" "$profile")
   impair_args=()
   [[ "$profile" == - || "$profile" == none ]] || impair_args=(--impair "$profile")
-  run_id="$compare_id-$name" logf="$out/logs/$name.log"
+  run_id="$compare_id-$name$rsuffix" logf="$out/logs/$name$rsuffix.log"
   entry_broker="" entry_profile=""
   ((${#impairs[@]} == 0)) || entry_broker="$b" entry_profile="$profile"
   : >"$logf"
@@ -295,7 +306,7 @@ for r in "${runs[@]}"; do
   if [[ "$mode" == native ]] && ! native_ready "$b" "$logf"; then
     reason="$(why "$logf" 1)"
     not_native "$name" "${reason#exit code 1: }" "did not start natively"
-    continue
+    return 0
   fi
   if [[ "$mode" == compose ]]; then
     log "$b: starting its profile and waiting until healthy (the core stays up)"
@@ -303,7 +314,7 @@ for r in "${runs[@]}"; do
       entry "$b" broker compose "" "not run" "did not start under compose" \
         "docker compose --profile $b up -d --wait $(why "$logf" 1)" "$version" false ""
       compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || true
-      continue
+      return 0
     fi
   fi
   rc=0
@@ -330,18 +341,20 @@ for r in "${runs[@]}"; do
     log "$b: stopping its services ($b, telegraf-$b); InfluxDB and Grafana stay up"
     compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || warn "$b: could not stop its services: see $logf"
   fi
-done
+}
 
 # --- Brokers already running ---------------------------------------------
-entry_broker="" entry_profile=""
-for name in "${target_names[@]}"; do
-  url="${target_url[$name]}" run_id="$compare_id-$name" logf="$out/logs/$name.log"
+# run_target NAME: one run (or search) of a broker already running.
+run_target() {
+  name="$1"
+  entry_broker="" entry_profile=""
+  url="${target_url[$name]}" run_id="$compare_id-$name$rsuffix" logf="$out/logs/$name$rsuffix.log"
   : >"$logf"
   read -r host port < <(host_port "$url")
   if ! reachable "$host" "$port"; then
     entry "$name" target target "$url" "not run" "unreachable ($host:$port: $REACH)" \
       "unreachable: a TCP connect to $host:$port failed ($REACH)" "" false ""
-    continue
+    return 0
   fi
   version="$(broker_version "$host" "$port")"
   host_tag=""
@@ -359,7 +372,7 @@ for name in "${target_names[@]}"; do
     unset MQTTBENCH_K6_OUT
     search_outcome "$name" "$logf" "$rc"
     entry "$name" target target "$url" "$STATUS" "$SHORT" "$REASON" "$version" "$influx" ""
-    continue
+    return 0
   fi
   [[ -x "$(k6_bin)" ]] || "$ROOT/scripts/setup.sh" k6
   out_args=() influx=false
@@ -384,7 +397,9 @@ for name in "${target_names[@]}"; do
   else
     entry "$name" target target "$url" "not run" "the run did not complete" "k6 $(why "$logf" "$rc")" "$version" false ""
   fi
-done
+}
+
+rounds_loop
 
 # --- The comparison report -----------------------------------------------
 load_influx_token
@@ -398,13 +413,7 @@ else
 fi
 printf '%s\n' "${entries[@]}" | jq -s --arg id "$compare_id" --arg scenario "$scenario" --argjson search "$search" \
   --arg mode "$mode" --argjson cpu "$cpu_target" --arg limits "$limits" --arg search_opts "${search_opts[*]}" \
-  --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --args '{compare_id: $id, scenario: $scenario, search: $search,
+  --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson rounds "$(rounds_json)" --args '{compare_id: $id, scenario: $scenario, search: $search, rounds: $rounds,
     mode: $mode, cpu_target: $cpu, search_options: $search_opts, limits: (if $limits == "" then null else $limits end),
     written_at: $started, env: $ARGS.positional, brokers: .}' "${k6_env[@]}" >"$out/manifest.json"
-[[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python
-PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" "$CACHE/venv/current/bin/python" -m report.brokers \
-  "$out/manifest.json" || die "the comparison report failed: see the message above (the runs' own reports are in reports/<run id>/)"
-if ((marked)); then
-  warn "$marked of $((${#brokers[@]} + ${#target_names[@]})) brokers marked (in $out/compare.md)"
-  exit 1
-fi
+report_and_exit

@@ -41,7 +41,7 @@ case "${1:-}" in
     found=$(curl -fsS -H @<(printf 'Authorization: Basic %s\n' "$(printf 'admin:%s' "$GRAFANA_ADMIN_PASSWORD" | base64 -w0)") \
               "http://127.0.0.1:${GRAFANA_PORT:-3000}/api/search?tag=mqtt-bench" |
             jq -r '.[].uid' | sort | tr '\n' ' ')
-    [[ "$found" == "mqtt-bench-broker mqtt-bench-generator mqtt-bench-host mqtt-bench-overview " ]] ||
+    [[ "$found" == "mqtt-bench-broker mqtt-bench-generator mqtt-bench-history mqtt-bench-host mqtt-bench-overview " ]] ||
       die "Grafana does not serve the provisioned dashboards (found: $found)"
     log "Grafana serves: $found"
     ;;

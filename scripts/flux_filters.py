@@ -52,6 +52,8 @@ RECONNECT_DURATION = "mqtt_reconnect_duration"
 LATENCY_1S = "mqtt_latency_1s"
 LATENCY_INTENDED_1S = "mqtt_latency_intended_1s"
 SEND_LAG_1S = "mqtt_send_lag_1s"
+# One point per finished run, written by its report (report/history.py): the History dashboard's.
+RUN_SUMMARY = "mqtt_bench_run"
 
 
 def tag(key, value):

@@ -17,6 +17,7 @@ from generated import sync
 from grafana_broker_queries import SYS_QUIET, broker_query
 from grafana_flux import HOST, ROOT, named, network, node, text, where, window
 from grafana_generator import generator
+from grafana_history import history_board
 from grafana_overview import overview
 from grafana_panels import COVERS_BEFORE, HOLDS, SYS_NOTE, Dashboard
 
@@ -119,7 +120,7 @@ def dashboards():
     host.panel("File descriptors allocated", [node("node_filefd_allocated", text("allocated"))])
     grafana_disk.host_panels(host)
 
-    return [overview(), br, host, generator()]
+    return [overview(), br, host, generator(), history_board()]
 
 
 def render():
@@ -133,6 +134,7 @@ def main():
         "broker.json": "broker-internals.json",
         "host.json": "host.json",
         "generator.json": "load-generator.json",
+        "history.json": "history.json",
     }
     sync({OUT / names[name]: text for name, text in files.items()}, "dashboards", "scripts/grafana_dashboards.py")
 

@@ -213,15 +213,15 @@ WORST_RATIO = (
 )
 
 
-def variable(name, tags, source, only=None):
+def variable(name, tags, source, only=None, start="-30d"):
     """A query variable listing the values of the given tags on source
-    (where only holds, if given). With several tags, one table of their
-    distinct values (Grafana reads a variable's values from the first
-    string field of each frame), newest first for run ids (the sort option
-    sorts them again)."""
+    (where only holds, if given) since start. With several tags, one table
+    of their distinct values (Grafana reads a variable's values from the
+    first string field of each frame), newest first for run ids (the sort
+    option sorts them again)."""
     predicate = measurement(source) + (f" and {only}" if only else "")
     values = [
-        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {predicate}, start: -30d)'
+        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {predicate}, start: {start})'
         for tag in tags
     ]
     q = 'import "influxdata/influxdb/schema"\n'

@@ -37,8 +37,9 @@ def right_axis(label):
 
 
 class Dashboard:
-    def __init__(self, uid, title, description):
+    def __init__(self, uid, title, description, variables=VARIABLES, annotations=ANNOTATIONS, since="now-30m"):
         self.uid, self.title, self.description = uid, title, description
+        self.variables, self.annotations, self.since = variables, annotations, since
         self.panels, self.x, self.y, self.line_h = [], 0, 0, 0
 
     def _place(self, w, h):
@@ -131,10 +132,10 @@ class Dashboard:
             "schemaVersion": SCHEMA_VERSION,
             "version": 1,
             "refresh": "5s",
-            "time": {"from": "now-30m", "to": "now"},
+            "time": {"from": self.since, "to": "now"},
             "graphTooltip": 1,
-            "templating": {"list": VARIABLES},
-            "annotations": {"list": ANNOTATIONS},
+            "templating": {"list": self.variables},
+            "annotations": {"list": self.annotations},
             "panels": self.panels,
         }
 

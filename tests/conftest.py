@@ -81,7 +81,8 @@ def dashboard_queries():
             for t in p.get("targets", []):  # a row has none
                 yield name, p["title"], t["query"]
         for v in d["templating"]["list"]:
-            yield name, f"variable {v['name']}", v["query"]
+            if v["type"] == "query":  # not a textbox's default (History's reports)
+                yield name, f"variable {v['name']}", v["query"]
         for a in d["annotations"]["list"]:
             yield name, f"annotation {a['name']}", a["target"]["query"]
 
@@ -104,6 +105,7 @@ def broker_panel_queries(broker):
 def bind(query, start, run_id, scenario, broker="mosquitto"):
     """What Grafana does: the v record and the template variables."""
     q = query.replace("${run_id}", run_id).replace("${broker}", broker).replace("${scenario}", scenario)
+    q = q.replace("${broker:regex}", broker)  # History's brokers, several or all: one here
     lines = q.split("\n")
     imports = [line for line in lines if line.startswith("import ")]
     rest = [line for line in lines if not line.startswith("import ")]

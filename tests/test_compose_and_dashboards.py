@@ -123,16 +123,27 @@ def test_dashboards_lint():
     subprocess.run(["python3", str(ROOT / "scripts/grafana_dashboards.py"), "--check"], check=True)
     boards = load_dashboards()
     uids = [d["uid"] for d in boards.values()]
-    assert sorted(uids) == ["mqtt-bench-broker", "mqtt-bench-generator", "mqtt-bench-host", "mqtt-bench-overview"]
+    assert sorted(uids) == [
+        "mqtt-bench-broker",
+        "mqtt-bench-generator",
+        "mqtt-bench-history",
+        "mqtt-bench-host",
+        "mqtt-bench-overview",
+    ]
     for name, d in boards.items():
         assert d["id"] is None, name
-        assert {v["name"] for v in d["templating"]["list"]} == {"run_id", "broker", "scenario"}
+        history = name == "history.json"
+        want = {"broker", "scenario", "reports"} if history else {"run_id", "broker", "scenario"}
+        assert {v["name"] for v in d["templating"]["list"]} == want
         ds = (ROOT / "grafana/provisioning/datasources/influxdb.yaml").read_text()
         assert "uid: mqtt-bench-influxdb" in ds
         for p in (p for p in d["panels"] if p["type"] != "row"):
             assert p["datasource"] == {"type": "influxdb", "uid": "mqtt-bench-influxdb"}, (name, p["title"])
             for t in p["targets"]:
                 assert t["datasource"]["uid"] == "mqtt-bench-influxdb"
+                if history:  # a run's summary points, by broker (several) and scenario
+                    assert "/^${broker:regex}$/" in t["query"] and "${scenario}" in t["query"], p["title"]
+                    continue
                 assert "${run_id}" in t["query"] or "${broker}" in t["query"], (name, p["title"])
                 # Every run filter takes a run id or a capacity search's id.
                 n = t["query"].count("${run_id}")
@@ -157,6 +168,8 @@ def test_every_dashboard_query_runs_and_core_panels_have_data(stack, filled_run)
     start, run_id = filled_run
     empty, errors = [], []
     for board, title, query in dashboard_queries():
+        if board == "history.json":  # runs' summary points: test_dashboard_legends' history test
+            continue
         try:
             rows = stack.flux(bind(query, start, run_id, "p2p"))
         except Exception as e:  # noqa: BLE001 - report every failing query at once
@@ -295,7 +308,9 @@ def test_panels_show_every_trial_of_a_search_or_one_trial(stack, search_trials):
 
 def test_capacity_trials_annotation(stack, search_trials):
     start, search, trials, single = search_trials
-    for board, _ in load_dashboards().items():
+    for board, d in load_dashboards().items():
+        if not d["annotations"]["list"]:  # History: runs, not their steps
+            continue
         rows = rows_of(stack, query(board, "annotation Capacity trials"), start, search)
         # One event per trial, at its first step start, naming the trial and its rate.
         assert [set(r) - {"", "result", "table"} for r in rows] == [{"_time", "text", "tags"}] * len(trials), rows

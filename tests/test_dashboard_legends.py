@@ -4,7 +4,9 @@ turned into what Grafana 12 draws (tests/grafana_frames.py: its frames and
 the legend's names), and the panels' own settings (stat text and colours,
 line shapes, axes, the broker row)."""
 
+import os
 import re
+import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -189,7 +191,7 @@ def test_every_legend_names_its_series_and_nothing_else(stack, p2p_run):
     start, run_id = p2p_run
     wrong = []
     for board, p in panels():
-        if p["type"] == "row":
+        if p["type"] == "row" or board == "history.json":  # History: test_history_*
             continue
         texts = [answer(stack, t["query"], start, run_id) for t in p["targets"]]
         frames = [fr for text in texts for fr in gf.frames(text)]
@@ -311,3 +313,71 @@ def test_the_broker_row_shows_each_brokers_own_series_under_the_same_names(stack
     rate = 200 if broker == "vernemq" else 100
     assert {round(v) for v in got["received"]} == {rate}, got["received"]
     assert {round(v) for v in got["connected"]} == {7}, got["connected"]
+
+
+@pytest.fixture(scope="module")
+def history_runs(stack, k6_bin, tmp_path_factory):
+    """Two runs of the stack's Mosquitto as two versions (BROKER_VERSION), each reported
+    (scripts/report.sh writes its summary point): (start, versions, run ids)."""
+    start = (datetime.now(UTC) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    res, out = tmp_path_factory.mktemp("res"), tmp_path_factory.mktemp("out")
+    tag = int(time.time())
+    versions = [f"hist-{tag}-1.0", f"hist-{tag}-1.1"]
+    run_ids = [f"history-{tag}-{i}" for i in range(2)]
+    for run_id, version in zip(run_ids, versions, strict=True):
+        p, _ = run_scenario_to_influx(
+            stack, k6_bin, "p2p", run_id, res, BROKER_VERSION=version, SCALE="0.1", DURATION="2s"
+        )
+        assert p.returncode == 0, p.stderr[-3000:]
+    time.sleep(3)  # Telegraf's last flush: the report's broker CPU and RSS
+    for run_id in run_ids:
+        r = subprocess.run(
+            [str(ROOT / "scripts/report.sh"), run_id, "--results", str(res), "--out", str(out)],
+            env=stack.env, text=True, capture_output=True, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr[-3000:]
+    # Reported again: the same point, not a second one.
+    again = [str(ROOT / "scripts/report.sh"), run_ids[0], "--results", str(res), "--out", str(out / "again")]
+    r = subprocess.run(again, env=stack.env, text=True, capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return start, versions, run_ids, res
+
+
+def test_history_plots_each_metric_per_broker_version_and_lists_the_runs(stack, history_runs):
+    start, versions, run_ids, _ = history_runs
+    wrong = []
+    for board, p in panels():
+        if board != "history.json":
+            continue
+        texts = [answer(stack, t["query"], start, "", "mosquitto") for t in p["targets"]]
+        if p["type"] == "table":
+            rows = [r for t in p["targets"] for r in stack.flux(bind(t["query"], start, "", "p2p"))]
+            assert [r["run_id"] for r in rows] == run_ids[::-1], rows  # newest first, one row a run
+            assert [r["broker_version"] for r in rows] == versions[::-1]
+            assert all(float(r["p99"]) > 0 and float(r["rate"]) > 0 and r["passed"] == "true" for r in rows), rows
+            assert all(float(r["broker_cpu_per_msg"]) >= 0 and float(r["rss_mb"]) > 0 for r in rows), rows
+            # A row links to its run's report (the row's run_id).
+            assert p["fieldConfig"]["defaults"]["links"][0]["url"] == "${reports}/${__data.fields.run_id}/report.md"
+            continue
+        names = gf.legend(texts)
+        if sorted(names) != [f"mosquitto {v}" for v in versions]:
+            wrong.append(f"{p['title']}: legend {names}")
+        for fr, f in gf.value_fields([fr for text in texts for fr in gf.frames(text)]):
+            if f.labels or fr.name or len(f.values) != 1:  # one point per run, named by broker and version
+                wrong.append(f"{p['title']}: {f.labels} {fr.name} {f.values}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_history_report_from_the_result_files_alone(history_runs, tmp_path):
+    start, versions, run_ids, res = history_runs
+    args = ["--history", "mosquitto", "p2p", "--results", str(res), "--out", str(tmp_path)]
+    # No InfluxDB asked: the environment has no token, the result files are enough.
+    r = subprocess.run([str(ROOT / "scripts/report.sh"), *args], env=dict(os.environ, INFLUXDB_PORT="1"),
+                       text=True, capture_output=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "history-mosquitto-p2p" / "history.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| 20")]
+    assert [v for v in versions if v in md] == versions and len(rows) == 2, md
+    assert (
+        all(run_ids[i] in rows[i] for i in range(2)) and (tmp_path / "history-mosquitto-p2p/history.png").stat().st_size
+    )

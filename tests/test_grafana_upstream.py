@@ -76,7 +76,7 @@ def mounts(service):
 def check_panel_types():
     # Core panel plugins of 12.2.1 that these dashboards may use.
     used = {p["type"] for _, p in panels()}
-    assert used <= {"timeseries", "stat"}, used
+    assert used <= {"timeseries", "stat", "table"}, used
 
 
 def check_rows():
@@ -136,7 +136,14 @@ OVERRIDES = {
 def check_field_config():
     for name, p in panels():
         d = p["fieldConfig"]["defaults"]
-        assert set(d) <= {"unit", "decimals", "min", "custom", "color", "thresholds", "noValue"}, (name, p["title"])
+        assert set(d) <= {"unit", "decimals", "min", "custom", "color", "thresholds", "noValue", "links"}, (
+            name,
+            p["title"],
+        )
+        for link in d.get("links", []):
+            # A data link: its title and URL; ${__data.fields.<name>} is the clicked row's value of that field.
+            assert set(link) == {"title", "url"} and p["type"] == "table", (name, p["title"])
+            assert set(re.findall(r"\$\{(__\w+)", link["url"])) <= {"__data"}, (name, p["title"])
         assert all(isinstance(d.get(k, 0), int) for k in ("decimals", "min")), (name, p["title"])
         assert isinstance(d.get("noValue", ""), str), (name, p["title"])
         assert set(d.get("custom", {})) <= {"lineInterpolation", "axisLabel"}, (name, p["title"])
@@ -221,7 +228,7 @@ def check_datasource_by_uid():
         ps = [p for p in d["panels"] if p["type"] != "row"]
         refs = [p["datasource"] for p in ps]
         refs += [t["datasource"] for p in ps for t in p["targets"]]
-        refs += [v["datasource"] for v in d["templating"]["list"]]
+        refs += [v["datasource"] for v in d["templating"]["list"] if v["type"] == "query"]  # a textbox has none
         refs += [a["datasource"] for a in d["annotations"]["list"]]
         assert all(r == DS_REF for r in refs), name
     assert datasource()["uid"] == DS_REF["uid"]
@@ -239,13 +246,18 @@ def check_template_variables():
     for name, d in load_dashboards().items():
         names = {v["name"] for v in d["templating"]["list"]}
         for v in d["templating"]["list"]:
+            if v["type"] == "textbox":  # a value typed in (History's reports), its default the query
+                assert set(v) <= {"name", "label", "type", "query", "current", "description", "hide"}, v["name"]
+                assert v["current"]["value"] == v["query"], (name, v["name"])
+                continue
             assert v["type"] == "query" and v["refresh"] in (1, 2), (name, v["name"])
             # The legacy string form, which InfluxVariableSupport and the
             # editor still accept; the editor saves {refId, query} objects.
             assert isinstance(v["query"], str) and v["definition"] == v["query"], (name, v["name"])
             assert "schema.tagValues(bucket: v.defaultBucket" in v["query"], (name, v["name"])
         for board, title, q in dashboard_queries():
-            assert set(re.findall(r"\$\{(\w+)\}", q)) <= names, (board, title)
+            if board == name:  # each board's queries, its own variables
+                assert set(re.findall(r"\$\{(\w+)\}", q)) <= names, (board, title)
 
 
 def check_variables_read_written_tags():
@@ -260,10 +272,15 @@ def check_variables_read_written_tags():
         # on every sample.
         "search": "exec.vu.metrics.tags.search" in scenario_js and "SEARCH_ID=" in capacity,
     }
+    # History's: the tags of each run's summary point, which its report writes.
+    summary = re.search(r"tags = \{(.*?)\n    \}", (ROOT / "scripts/report/history.py").read_text(), re.S).group(1)
     for name, d in load_dashboards().items():
         for v in d["templating"]["list"]:
             for tag in re.findall(r'tag: "(\w+)"', v["query"]):
-                assert written.get(tag), (name, v["name"], tag)
+                if '"mqtt_bench_run"' in v["query"]:
+                    assert f'"{tag}":' in summary, (name, v["name"], tag)
+                else:
+                    assert written.get(tag), (name, v["name"], tag)
 
 
 def check_flux_annotations():
@@ -350,7 +367,8 @@ FACTS = [
     (
         "panel_types_are_core_panels",
         f"{G}@acfb6826 public/app/plugins/panel/timeseries/plugin.json (id timeseries); "
-        f"{G} public/app/plugins/panel/stat/plugin.json (id stat)",
+        f"{G} public/app/plugins/panel/stat/plugin.json (id stat); "
+        f"{G}@096616e6 public/app/plugins/panel/table/plugin.json (id table)",
         check_panel_types,
     ),
     (
@@ -389,7 +407,10 @@ FACTS = [
         "(FieldConfig.noValue, 'Alternative to empty string', which PanelDataErrorView shows for No data); "
         f"{G}@0853a877 "
         "packages/grafana-data/src/types/thresholds.ts (ThresholdsConfig mode absolute, steps sorted, the first "
-        f"from -Infinity); {G}@06925c5a packages/grafana-data/src/types/fieldColor.ts (FieldColorModeId thresholds)",
+        f"from -Infinity); {G}@06925c5a packages/grafana-data/src/types/fieldColor.ts (FieldColorModeId thresholds); "
+        f"{G}@003d4a9d packages/grafana-data/src/types/dataFrame.ts (FieldConfig.links: DataLink[]); {G}@0225b1ae "
+        f"packages/grafana-data/src/types/dataLink.ts (DataLink title, url); {G}@9dfc16bb "
+        "public/app/features/templating/dataMacros.ts (dataMacro: ${__data.fields...} of the link's row)",
         check_field_config,
     ),
     (
@@ -450,13 +471,15 @@ FACTS = [
         "query_variables_use_accepted_shape",
         f"{G}@acfb6826 public/app/plugins/datasource/influxdb/variables.ts (typeof request.targets[0] === "
         f"'string'); {G}@1137a659 components/editor/variable/VariableQueryEditor.tsx (getVariableQuery: legacy "
-        "string or {refId, query, maxDataPoints})",
+        f"string or {{refId, query, maxDataPoints}}); {G}@00457ccc packages/grafana-data/src/types/templateVars.ts "
+        "(TextBoxVariableModel: type 'textbox', query, current)",
         check_template_variables,
     ),
     (
         "variables_read_tags_the_project_writes",
         "k6/lib/scenario.js (options.tags scenario, broker; exec.vu.metrics.tags.run_id); telegraf/telegraf.conf "
-        "[global_tags] broker; scripts/capacity/trial.py (SEARCH_ID, tagged as search by k6/lib/scenario.js); run "
+        "[global_tags] broker; scripts/capacity/trial.py (SEARCH_ID, tagged as search by k6/lib/scenario.js); "
+        "scripts/report/history.py (the tags of a run's summary point, History's variables); run "
         "against InfluxDB by "
         "tests/test_compose_and_dashboards.py",
         check_variables_read_written_tags,

@@ -1,4 +1,10 @@
 """scripts/report.sh [RUN_ID ...] [--merge] [--cpu-target 75] [--results DIR] [--out DIR]
+scripts/report.sh --history BROKER SCENARIO
+
+--history: every run of BROKER and SCENARIO in the result files, oldest
+first, as a table and a chart (reports/history-<broker>-<scenario>/).
+Each report also writes its run's summary point to InfluxDB (report/history.py),
+which Grafana's History dashboard plots per broker and version.
 
 One run (default: the latest) -> reports/<run_id>/report.md, charts, results.json.
 Several runs -> also a comparison: reports/compare-<time>/compare.md.
@@ -25,7 +31,7 @@ from jinja2 import Environment, FileSystemLoader
 
 import broker_facts
 
-from . import brokers, charts, diagnosis, network, tables
+from . import brokers, charts, diagnosis, history, network, tables
 from .influx import HostTagged, Influx
 from .results import MissingData, find, instance_dirs
 
@@ -124,6 +130,7 @@ def report_one(run, influx, influx_problem, args):
         now=t["written_at"],
     )
     (out / "report.md").write_text(text)
+    history.record(influx, run, t["mqttbs"])
     t["charts"] = made
     (out / "results.json").write_text(json.dumps(t, indent=1, default=str))
     for m in t["missing"]:
@@ -178,8 +185,16 @@ def main(argv=None):
         action="store_true",
         help="merge the instance files of each run again first; exit 99 when a merged verdict fails",
     )
+    ap.add_argument(
+        "--history",
+        nargs=2,
+        metavar=("BROKER", "SCENARIO"),
+        help="every run of BROKER and SCENARIO in the result files: a table and a chart (reports/history-B-S/)",
+    )
     args = ap.parse_args(argv)
     dirs = args.results or [str(ROOT / "reports")]
+    if args.history:
+        return history.write(dirs, *args.history, args.out)
     if args.merge and not args.run_ids:
         print("error: --merge needs the RUN_ID of a run split over several k6 instances", file=sys.stderr)
         return 2

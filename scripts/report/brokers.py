@@ -25,7 +25,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
 
-from . import charts
+from . import charts, rounds
 from .compare_tables import (
     RUN_TABLES,
     SEARCH_TABLES,
@@ -59,6 +59,7 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
         if b.get("influx") and influx is not None:
             source = HostTagged(influx, b["name"], b["host_tag"], b["run_id"]) if b.get("host_tag") else influx
         t, figures = run_figures(run, source, cpu_target, built)
+        figures["connect_rate"] = rounds.connect_rate(run.data)  # judged with --baseline (report/regress.py)
         b["network"] = run.data.get("network")
     except (MissingData, KeyError, TypeError, ValueError) as e:
         b.update(status=NOT_RUN, short="its result cannot be read", reason=f"{e.__class__.__name__}: {e}")
@@ -75,6 +76,8 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
         generator_warning=t["generator"]["warning"],
         version=(run.data.get("versions") or {}).get("broker") or b.get("version"),
         parameters=run["parameters"],
+        host=run.data.get("host"),
+        versions=run.data.get("versions"),
         report=f"../{run.run_id}/report.md",
         result=str(run.path.relative_to(ROOT)) if run.path.is_relative_to(ROOT) else str(run.path),
     )
@@ -174,6 +177,17 @@ def write(manifest, dirs, out, built=None):
                 if run is not None:
                     runs[b["name"]] = run
 
+    # In rounds, or against a baseline: a column per name, its figures the rounds' medians.
+    opts = manifest.get("rounds") or {}
+    asked = any(opts.get(k) for k in ("baseline", "against", "save_baseline"))
+    in_rounds = not search and (asked or (opts.get("n") or 1) > 1)
+    if in_rounds:
+        brokers = rounds.columns(brokers)
+        if opts.get("against"):
+            saved = rounds.read_baseline(opts["against"])
+            brokers.insert(0, rounds.saved_column(saved, opts["against"]))
+            opts["saved_name"] = brokers[0]["name"]
+    breaches, refusals = [], []
     if search:
         metric_tables = [*build_tables(brokers, SEARCH_TABLES), search_table(brokers)]
         made = {"search": charts.search_chart(out, brokers)}
@@ -191,6 +205,11 @@ def write(manifest, dirs, out, built=None):
                 "rows": [["verdict", *verdicts]],
             }
         )
+        if in_rounds:
+            judged, breaches, refusals, warnings = rounds.judge(brokers, manifest, header)
+            metric_tables += judged
+            for w in warnings:
+                print(f"warning: {w}", file=sys.stderr)
         made = {
             "bars": charts.bar_chart(
                 out,
@@ -227,7 +246,7 @@ def write(manifest, dirs, out, built=None):
     (out / "compare.md").write_text(text)
     keep = (
         "name kind mode url status short reason version run_id search_id host_tag pid influx report result "
-        "figures missing generator_warning log"
+        "figures missing generator_warning log rounds round_values"
     ).split()
     (out / "results.json").write_text(
         json.dumps(
@@ -237,6 +256,9 @@ def write(manifest, dirs, out, built=None):
                     for k in ("compare_id", "scenario", "search", "mode", "cpu_target", "env", "limits")
                 },
                 "tls_mismatch": mismatch,
+                "rounds": manifest.get("rounds"),
+                "regressions": breaches,
+                "not_comparable": refusals,
                 "written_at": written,
                 "charts": made,
                 "brokers": [
@@ -254,7 +276,19 @@ def write(manifest, dirs, out, built=None):
         )
     )
     print(f"comparison: {out / 'compare.md'}")
-    return 0
+    if opts.get("save_baseline") and not refusals:
+        name = opts.get("baseline") or next(b["name"] for b in brokers if b["kind"] != "saved")
+        col = next(b for b in brokers if b["name"] == name)
+        if col["status"] == "ran":
+            rounds.save(opts["save_baseline"], col, manifest)
+        else:
+            print(f"error: --save-baseline: {name} did not run: no baseline saved", file=sys.stderr)
+    for r in refusals:
+        print(f"error: not comparable with the baseline: {r}", file=sys.stderr)
+    for b in breaches:
+        print(f"regression: {b}", file=sys.stderr)
+    # 2: not comparable (a parameter differs), no verdict; 4: a --fail-on bound breached.
+    return 2 if refusals else 4 if breaches else 0
 
 
 if __name__ == "__main__":

@@ -228,12 +228,20 @@ def header(b, brokers=()):
     return f"{b['name']} — {b['status']}: {b.get('short') or b.get('reason') or 'see its disclosure'}"
 
 
+def figure_cell(b, key, k, d):
+    """A figure; of a column in rounds (compare.sh --rounds), their median, then every round's value."""
+    rounds = (b.get("round_values") or {}).get(k) if key == "figures" else None
+    if rounds and len(rounds) > 1:
+        return f"{fmt(b[key].get(k), d)} ({', '.join(fmt(v, d) for v in rounds)})"
+    return fmt((b.get(key) or {}).get(k), d)
+
+
 def build_tables(brokers, spec, key="figures"):
     out = []
     for title, note, rows in spec:
         lines = []
         for label, k, d in rows:
-            cells = [b["status"] if b["status"] != "ran" else fmt((b.get(key) or {}).get(k), d) for b in brokers]
+            cells = [b["status"] if b["status"] != "ran" else figure_cell(b, key, k, d) for b in brokers]
             if all(c == "" for c in cells):  # a row of reasons where nothing is n/a
                 continue
             lines.append([label, *cells])

@@ -21,6 +21,11 @@ def disclosure(b, manifest, mismatch=None):
             f"**Broker:** `{(b.get('parameters') or {}).get('broker') or 'not recorded'}`, as the run's result "
             "records it: a finished run, whose broker this comparison neither started nor configured."
         )
+    elif b["kind"] == "saved":
+        lines.append(
+            f"**Broker:** a saved baseline, `{b.get('saved_from')}` (written {b.get('saved_at')}): its rounds' "
+            "figures as they were saved (--against), not run now."
+        )
     elif b["kind"] == "target":
         lines.append(
             f"**Broker:** a target at `{b.get('url')}`, not managed: this comparison neither started, stopped "
@@ -33,13 +38,13 @@ def disclosure(b, manifest, mismatch=None):
         )
     else:
         lines.append("**Broker:** managed by this stack, natively (`scripts/stack.sh`).")
-    if b["kind"] not in ("target", "run") and manifest.get("limits"):
+    if b["kind"] not in ("target", "run", "saved") and manifest.get("limits"):
         lines.append(f"**Limits:** {manifest['limits']}.")
     lines.append(f"**Version:** {b.get('version') or 'not recorded'}.")
     if b.get("profile"):
         net = network.describe(b.get("network")) if b.get("network") else None
         lines.append(f"**Network:** {net or 'not impaired (profile none): k6 reached the broker directly.'}")
-    if b["kind"] in ("target", "run"):
+    if b["kind"] in ("target", "run", "saved"):
         pass
     elif b["status"] != "ran" and broker_facts.load(name):
         lines.append(f"**Configuration:** `brokers/{name}/broker.toml` (not shown: the broker did not run).")

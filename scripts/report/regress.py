@@ -1,0 +1,185 @@
+"""Regressions found, not guessed: the statistics of a comparison in rounds
+(scripts/compare.sh --rounds N --baseline NAME --fail-on ...). One module,
+so that compare.md's verdicts and compare.sh's exit code cannot disagree.
+
+Per metric, a column's rounds are compared with the baseline's: the change
+of their medians, a bootstrap interval of that change (each side resampled
+with replacement, seeded: the same rounds give the same interval), and a
+word: `regressed`, `improved` or `no change beyond noise (±x%)`. A word is
+only given when the whole interval lies beyond the metric's noise floor:
+with five rounds a side, an interval that merely excludes 0 happens by
+chance now and then, and an A/A comparison must not cry wolf. A bound of
+--fail-on is judged the same way: breached only when the whole interval
+lies beyond it."""
+
+import math
+import random
+import re
+import statistics
+from dataclasses import dataclass
+
+LEVEL = 0.95  # the interval's confidence
+RESAMPLES = 2000
+SEED = 36  # with the metric's name: each metric its own reproducible stream
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    label: str
+    worse: int  # +1: a rise is worse (latency, CPU); -1: a fall is (rate)
+    floor: float  # the noise floor: % change, or points for kind "points"
+    kind: str = "ratio"  # ratio: % change of the medians; points: their difference
+    decimals: int = 3
+
+
+METRICS = {
+    m.name: m
+    for m in [
+        Metric("rate", "delivered rate (msg/s)", -1, 2.0, decimals=1),
+        Metric("p50", "latency p50 (ms)", +1, 5.0),
+        Metric("p99", "latency p99 (ms)", +1, 10.0),
+        Metric("broker_cpu_per_msg", "broker CPU per message (µs)", +1, 10.0, decimals=1),
+        Metric("rss", "broker RSS max (MB)", +1, 5.0, decimals=1),
+        Metric("conn_rate", "connection rate (conn/s)", -1, 10.0, decimals=1),
+        Metric("loss", "loss (% of published)", +1, 0.01, kind="points"),
+    ]
+}
+
+
+def values(figures):
+    """The metrics of one run from its comparison figures (compare_tables.run_figures
+    and report.rounds.connect_rate); None where a figure is n/a."""
+    f = figures or {}
+    cpu, rate, published = f.get("broker_cpu_avg"), f.get("sub_rate"), f.get("published")
+    return {
+        "rate": rate,
+        "p50": f.get("latency_p50"),
+        "p99": f.get("latency_p99"),
+        # % of one core / messages per second -> CPU microseconds per delivered message.
+        "broker_cpu_per_msg": cpu * 1e4 / rate if cpu is not None and rate else None,
+        "rss": f.get("broker_rss_max_mb"),
+        "conn_rate": f.get("connect_rate"),
+        "loss": 100.0 * (f.get("lost") or 0) / published if published else None,
+    }
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def change(metric, base, cand):
+    """The change from the median base to the median cand: % (ratio) or points."""
+    if metric.kind == "points":
+        return cand - base
+    if base == 0:
+        return 0.0 if cand == 0 else math.copysign(math.inf, cand)
+    return 100.0 * (cand / base - 1.0)
+
+
+def interval(metric, base, cand, seed=SEED, resamples=RESAMPLES, level=LEVEL):
+    """The bootstrap percentile interval of the change of medians (base and
+    cand: each round's value), reproducible for a given seed."""
+    rng = random.Random(f"{seed}:{metric.name}")
+    got = sorted(
+        change(metric, median(rng.choices(base, k=len(base))), median(rng.choices(cand, k=len(cand))))
+        for _ in range(resamples)
+    )
+    tail = (1.0 - level) / 2.0
+    return got[int(tail * resamples)], got[min(resamples - 1, math.ceil((1.0 - tail) * resamples) - 1)]
+
+
+def pct(x, kind="ratio"):
+    """A change as text: +12.3% (or +0.05 pt for points)."""
+    if math.isinf(x):
+        return "+inf%" if x > 0 else "-inf%"
+    return f"{x:+.2f} pt" if kind == "points" else f"{x:+.1f}%"
+
+
+@dataclass
+class Verdict:
+    metric: Metric
+    base: float
+    cand: float
+    change: float
+    low: float
+    high: float
+    word: str  # regressed, improved, no change beyond noise (±x%)
+
+    def text(self):
+        k = self.metric.kind
+        return f"{pct(self.change, k)} [{pct(self.low, k)}, {pct(self.high, k)}] {self.word}"
+
+
+def verdict(metric, base, cand, seed=SEED):
+    """The verdict of a column's rounds (cand) against the baseline's (base);
+    None when either has no value (an n/a figure)."""
+    base = [x for x in base if x is not None]
+    cand = [x for x in cand if x is not None]
+    if not base or not cand:
+        return None
+    mb, mc = median(base), median(cand)
+    c = change(metric, mb, mc)
+    lo, hi = interval(metric, base, cand, seed)
+    # The interval in the metric's "worse" direction: a rise of latency, a fall of rate.
+    w_lo, w_hi = sorted((metric.worse * lo, metric.worse * hi))
+    if w_lo > metric.floor:
+        word = "regressed"
+    elif w_hi < -metric.floor:
+        word = "improved"
+    else:
+        reach = max(abs(lo), abs(hi))
+        word = "no change beyond noise (±" + (f"{reach:.2f} pt)" if metric.kind == "points" else f"{reach:.1f}%)")
+    return Verdict(metric, mb, mc, c, lo, hi, word)
+
+
+class BadBound(ValueError):
+    """A --fail-on that cannot be read: the message names it and the fix."""
+
+
+BOUND_RE = re.compile(r"^([a-z0-9_]+)=([+-])([0-9]+(?:\.[0-9]+)?)(%|pt)?$")
+
+
+def parse_bounds(text):
+    """--fail-on 'p99=+10%,rate=-5%,loss=+0.1pt' -> {metric: signed bound}.
+    The sign says the direction that regresses (a rise of p99, a fall of
+    rate), so that a bound reads as the change it forbids."""
+    bounds = {}
+    for part in [p.strip() for p in (text or "").split(",")]:
+        m = BOUND_RE.match(part)
+        if not m:
+            raise BadBound(
+                f"--fail-on: '{part}' is not METRIC=±N% (e.g. --fail-on 'p99=+10%,rate=-5%'; "
+                "loss in points: loss=+0.1pt)"
+            )
+        name, sign, n, unit = m.groups()
+        metric = METRICS.get(name)
+        if metric is None:
+            raise BadBound(f"--fail-on: unknown metric '{name}' (known: {', '.join(METRICS)})")
+        if (unit == "pt") != (metric.kind == "points"):
+            want = "pt (percentage points), e.g. loss=+0.1pt" if metric.kind == "points" else "%, e.g. p99=+10%"
+            raise BadBound(f"--fail-on: {name}'s bound is in {want}; got '{part}'")
+        bound = float(n) * (1 if sign == "+" else -1)
+        if bound * metric.worse <= 0:
+            way = "rise" if metric.worse > 0 else "fall"
+            fix = f"{name}={'+' if metric.worse > 0 else '-'}{n}{unit or ''}"
+            raise BadBound(f"--fail-on: {name} regresses when it {way}s: write {fix}; got '{part}'")
+        if name in bounds:
+            raise BadBound(f"--fail-on: {name} is bounded twice: give one bound per metric")
+        bounds[name] = bound
+    return bounds
+
+
+def breach(v, bound):
+    """A sentence when verdict v breaches bound (the whole interval beyond it), else None."""
+    if v is None:
+        return None
+    w_lo = min(v.metric.worse * v.low, v.metric.worse * v.high)
+    if w_lo <= v.metric.worse * bound:
+        return None
+    k = v.metric.kind
+    return (
+        f"{v.metric.name} regressed by {pct(v.change, k)} (median {v.base:.{v.metric.decimals}f} -> "
+        f"{v.cand:.{v.metric.decimals}f}; {LEVEL:.0%} interval {pct(v.low, k)} to {pct(v.high, k)}), "
+        f"wholly beyond the bound {pct(bound, k)}"
+    )
