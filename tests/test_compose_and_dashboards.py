@@ -112,8 +112,12 @@ def test_images_are_pinned_once_in_env():
 
 
 def test_no_secret_in_repo_files():
-    for path in [ROOT / "compose.yaml", ROOT / ".env", *(p for p in ROOT.glob("brokers/*/**/*") if p.is_file()),
-                 *ROOT.glob("grafana/**/*.yaml")]:
+    for path in [
+        ROOT / "compose.yaml",
+        ROOT / ".env",
+        *(p for p in ROOT.glob("brokers/*/**/*") if p.is_file()),
+        *ROOT.glob("grafana/**/*.yaml"),
+    ]:
         text = path.read_text()
         assert "admin/admin" not in text and "=public" not in text.lower().replace(" ", ""), path
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()

@@ -19,7 +19,9 @@ from conftest import ROOT, bind, broker_panel_queries, load_dashboards, run_scen
 
 # The brokers whose internals come from Prometheus (Mosquitto's from $SYS):
 # every folder of brokers/ that says so, none listed here.
-PROMETHEUS_BROKERS = [n for n in broker_facts.names() if broker_facts.load(n)["metrics"]["input"] == "inputs.prometheus"]
+PROMETHEUS_BROKERS = [
+    n for n in broker_facts.names() if broker_facts.load(n)["metrics"]["input"] == "inputs.prometheus"
+]
 # What each panel's legend is meant to show, natively with Mosquitto after
 # a p2p run (the network panels show whichever interfaces carried bytes).
 LEGENDS = {

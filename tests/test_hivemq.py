@@ -79,7 +79,7 @@ def test_its_broker_internals_panels_answer_with_its_series(hivemq, p2p_qos1):
     got = {}
 
     def answered():
-        for title, query in broker_panel_queries("hivemq"):
+        for _title, query in broker_panel_queries("hivemq"):
             frames = gf.frames(gf.annotated_csv(hivemq, bind(query, start, run_id, "p2p", "hivemq")))
             for _, f in gf.value_fields(frames):
                 got[f.name] = [float(v) for v in f.values if v]

@@ -136,7 +136,9 @@ def native_broker(name, tmp):
     variable that moves them); yields its Target once every readiness check
     of the table passes."""
     table = broker_facts.load(name)["native"]
-    env = dict(os.environ, ROOT=str(ROOT), **{p: str(free_port()) for p in ("MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT")})
+    env = dict(
+        os.environ, ROOT=str(ROOT), **{p: str(free_port()) for p in ("MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT")}
+    )
     metrics_url = None
     if "metrics_port" in table:
         env[table["metrics_port"][0]] = port = str(free_port())
@@ -148,9 +150,10 @@ def native_broker(name, tmp):
     try:
         assert wait_until(lambda: (tmp / "ready").exists() or proc.poll() is not None, timeout=30), log.read_text()
         for check in (tmp / "ready").read_text().splitlines():
+
             def passes(check=check):
                 assert proc.poll() is None, log.read_text()[-3000:]
-                run = ["bash", "-c", f'. "$ROOT/scripts/lib.sh"; eval "$1"', "ready", check]
+                run = ["bash", "-c", '. "$ROOT/scripts/lib.sh"; eval "$1"', "ready", check]
                 return subprocess.run(run, env=env, capture_output=True, timeout=120).returncode == 0
 
             assert wait_until(passes, timeout=120, every=1), f"{name} not ready: {check}\n{log.read_text()[-3000:]}"
