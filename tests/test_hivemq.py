@@ -13,7 +13,18 @@ import pytest
 import requests
 
 import grafana_frames as gf
-from conftest import BEHAVIOUR_P99_MS, Stack, bind, broker_panel_queries, lib_value, loopback_port, run_k6, wait_until
+from conftest import (
+    BEHAVIOUR_P99_MS,
+    TEST_PORTS,
+    Stack,
+    bind,
+    broker_panel_queries,
+    lib_value,
+    loopback_port,
+    run_k6,
+    run_p2p,
+    wait_until,
+)
 from test_loopback_only import LOOPBACK, descendants, listening
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +101,33 @@ def test_its_broker_internals_panels_answer_with_its_series(hivemq, p2p_qos1):
     # Rates of a 100 msg/s run: in and out alike, nothing dropped.
     assert max(got["received"]) > 0 and max(got["sent"]) > 0, got
     assert not any(got["dropped"]), got["dropped"]
+
+
+# Each listener of config.xml: TLS and mutual TLS with the key stores the
+# launcher made from the stack's PEM files, WebSocket at /mqtt.
+TRANSPORTS = {
+    "tls": f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}",
+    "mutual-tls": f"mqtts://127.0.0.1:{TEST_PORTS['MTLS_PORT']}",
+    "websocket": f"ws://127.0.0.1:{TEST_PORTS['WS_PORT']}/mqtt",
+}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_p2p_qos1_over_each_transport_is_exact(hivemq, k6_bin, tmp_path, transport):
+    # The stack's state holds the CA and client certificate the scenarios default to.
+    p, r = run_p2p(k6_bin, tmp_path, TRANSPORTS[transport], QOS="1", MQTTBENCH_STATE=str(hivemq.state))
+    assert p.returncode == 0 and r is not None, p.stderr[-3000:]
+    c = r["counts"]
+    assert c["mqtt_publishes"] > 0 and c["mqtt_receives"] == c["mqtt_publishes"] and c["mqtt_lost"] == 0, c
+
+
+def test_mutual_tls_refuses_a_client_without_a_certificate(hivemq, k6_bin, tmp_path):
+    p, r = run_p2p(
+        k6_bin, tmp_path, TRANSPORTS["mutual-tls"], QOS="1", MQTTBENCH_STATE=str(tmp_path / "none"),
+        TLS_CA=str(hivemq.state / "tls/ca.pem"),
+    )  # fmt: skip
+    assert p.returncode != 0 and r is not None, p.stderr[-3000:]
+    assert r["counts"]["mqtt_connects"] == 0 and r["diagnosis"]["cause"] == "broker_refused", r["diagnosis"]
 
 
 def test_every_listener_is_on_loopback(hivemq):
