@@ -2,7 +2,8 @@
 hivemq` starts the embedded broker in the project's launcher (built by
 scripts/setup/hivemq.sh) with Telegraf, InfluxDB and node_exporter; p2p at
 QoS 1 through it is exact; its Broker internals panels answer with its own
-series; nothing listens beyond loopback; `down` stops it."""
+series; `down` stops it (tests/test_loopback_only.py: nothing listens
+beyond loopback)."""
 
 import json
 import time
@@ -15,28 +16,29 @@ import requests
 import grafana_frames as gf
 from conftest import (
     BEHAVIOUR_P99_MS,
-    TEST_PORTS,
+    OTHER_STACK_METRICS_PORT,
+    OTHER_STACK_PORTS,
     Stack,
     bind,
     broker_panel_queries,
     lib_value,
-    loopback_port,
     run_k6,
     run_p2p,
     wait_until,
 )
-from test_loopback_only import LOOPBACK, descendants, listening
 
 ROOT = Path(__file__).resolve().parent.parent
-# The launcher's metrics port, off its default (9399) a user's stack serves.
-METRICS_PORT = str(loopback_port(19399))
+# Ports of its own (the session's stack may hold TEST_PORTS); the launcher's
+# metrics port off its default (9399), which a user's stack serves.
+PORTS = OTHER_STACK_PORTS
+METRICS_PORT = OTHER_STACK_METRICS_PORT
 
 
 @pytest.fixture(scope="module")
 def hivemq(tmp_path_factory):
     lib = Path(lib_value('echo "$CACHE/hivemq/$HIVEMQ_VERSION/lib/hivemq-launcher.jar"'))
     assert lib.is_file(), f"{lib} missing: run scripts/setup.sh hivemq"
-    s = Stack(tmp_path_factory.mktemp("hivemq-stack"))
+    s = Stack(tmp_path_factory.mktemp("hivemq-stack"), PORTS)
     s.env["HIVEMQ_METRICS_PORT"] = METRICS_PORT
     r = s.run("up", "--broker", "hivemq", check=False)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -106,9 +108,9 @@ def test_its_broker_internals_panels_answer_with_its_series(hivemq, p2p_qos1):
 # Each listener of config.xml: TLS and mutual TLS with the key stores the
 # launcher made from the stack's PEM files, WebSocket at /mqtt.
 TRANSPORTS = {
-    "tls": f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}",
-    "mutual-tls": f"mqtts://127.0.0.1:{TEST_PORTS['MTLS_PORT']}",
-    "websocket": f"ws://127.0.0.1:{TEST_PORTS['WS_PORT']}/mqtt",
+    "tls": f"mqtts://127.0.0.1:{PORTS['MQTTS_PORT']}",
+    "mutual-tls": f"mqtts://127.0.0.1:{PORTS['MTLS_PORT']}",
+    "websocket": f"ws://127.0.0.1:{PORTS['WS_PORT']}/mqtt",
 }
 
 
@@ -128,15 +130,6 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(hivemq, k6_bin, tmp_p
     )  # fmt: skip
     assert p.returncode != 0 and r is not None, p.stderr[-3000:]
     assert r["counts"]["mqtt_connects"] == 0 and r["diagnosis"]["cause"] == "broker_refused", r["diagnosis"]
-
-
-def test_every_listener_is_on_loopback(hivemq):
-    rows = listening(descendants(set(hivemq.pids().values())))
-    # The broker's four listeners and the launcher's metrics at least.
-    assert METRICS_PORT in {r[1] for r in rows}, rows
-    assert len([r for r in rows if "java" in r[2]]) >= 5, rows
-    beyond = [r for r in rows if r[0] not in LOOPBACK]
-    assert not beyond, f"the native stack listens beyond loopback: {beyond}"
 
 
 def test_down_stops_it(hivemq):
