@@ -6,6 +6,8 @@ series; `down` stops it (tests/test_loopback_only.py: nothing listens
 beyond loopback)."""
 
 import json
+import shutil
+import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -130,6 +132,23 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(hivemq, k6_bin, tmp_p
     )  # fmt: skip
     assert p.returncode != 0 and r is not None, p.stderr[-3000:]
     assert r["counts"]["mqtt_connects"] == 0 and r["diagnosis"]["cause"] == "broker_refused", r["diagnosis"]
+
+
+def test_bench_reports_the_version_of_the_build_it_ran(hivemq):
+    # HiveMQ publishes no $SYS version: bench.sh takes broker.toml [native] version's.
+    run_id = f"hivemq-bench-{time.time_ns()}"
+    args = ["--native", "--broker", "hivemq", "-e", "DURATION=3s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}"]
+    args += ["-e", f"P99_MS={BEHAVIOUR_P99_MS}"]  # behaviour, not latency, on a busy host
+    env = dict(hivemq.env, K6_WEB_DASHBOARD="false")
+    r = subprocess.run([str(ROOT / "scripts/bench.sh"), *args], env=env, text=True, capture_output=True, timeout=600)
+    try:
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        result = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        assert result["counts"]["mqtt_lost"] == 0, result["counts"]
+        assert "**Software:** broker hivemq 2025.5;" in (ROOT / f"reports/{run_id}/report.md").read_text()
+    finally:
+        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
 
 
 def test_down_stops_it(hivemq):
