@@ -35,7 +35,7 @@ import requests
 
 import broker_counters
 import broker_facts
-from conftest import ROOT, project_mosquitto, run_k6, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, project_mosquitto, run_k6, wait_until
 from mqtt_wire import Client, free_port
 
 LIVE = os.environ.get("CONFORMANCE_BROKER")
@@ -186,6 +186,9 @@ def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, s
     run_id = f"conformance-{target.name}-{scenario}-q{qos}-{int(time.time() * 1000)}"
     before, read_sent = target.counters()
     env = dict(WORKLOADS[scenario], MQTT_URL=target.mqtt_url, QOS=qos, DURATION="3s", RUN_ID=run_id)
+    # Exactness and counts, not latency: a JVM warming up on a busy 2-core
+    # host (HiveMQ natively) passed 100 ms at p99 in one run, not the next.
+    env["P99_MS"] = BEHAVIOUR_P99_MS
     shared_max = broker_facts.load(target.name).get("shared_subscriptions", {}).get("max_qos", 2)
     if scenario in SHARED and int(qos) > shared_max:
         env["ACCEPT_QOS_DOWNGRADE"] = "true"
