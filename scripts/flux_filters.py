@@ -22,6 +22,10 @@ MEM = "mem"
 PROCSTAT = "procstat"
 DOCKER_CPU = "docker_container_cpu"
 DOCKER_MEM = "docker_container_mem"
+DOCKER_BLKIO = "docker_container_blkio"
+DOCKER_NET = "docker_container_net"
+DISKIO = "diskio"
+NET = "net"
 PROMETHEUS = "prometheus"
 NODE_EXPORTER = "node_exporter"
 MOSQUITTO_SYS = "mosquitto_sys"  # Mosquitto's $SYS topics, tagged `topic`
@@ -114,6 +118,41 @@ def broker_rss(broker):
         f"{tag('broker', broker)} and (({measurement(PROCSTAT)} and {field('memory_rss')})"
         f" or ({measurement(DOCKER_MEM)} and {field('usage')}))"
     )
+
+
+# Devices whose I/O another device's counts already hold: partitions (of
+# their disk), device-mapper and md volumes (of the disks under them), loop
+# devices (of the file's disk); and RAM disks, which are no disk. The host's
+# disk I/O is the sum over the rest, each write counted once.
+NOT_A_DISK = r"/^((loop|ram|zram|md|dm-)[0-9]+|(sd|vd|xvd|hd)[a-z]+[0-9]+|(nvme[0-9]+n[0-9]+|mmcblk[0-9]+)p[0-9]+)$/"
+
+
+def host_disk(name, broker, disks_only=False):
+    """A counter of Telegraf's diskio input per device (write_bytes,
+    read_bytes, writes, reads); disks_only: whole disks alone (NOT_A_DISK)."""
+    only = f" and r.name !~ {NOT_A_DISK}" if disks_only else ""
+    return f"{measurement(DISKIO)} and {field(name)} and {tag('broker', broker)}{only}"
+
+
+def broker_disk(direction, broker):
+    """The bytes the broker process wrote to (or read from) storage, a
+    counter: procstat's disk_write_bytes natively, the docker input's blkio
+    total under compose. direction: "write" or "read"."""
+    return (
+        f"{tag('broker', broker)} and (({measurement(PROCSTAT)} and {field(f'disk_{direction}_bytes')})"
+        f" or ({measurement(DOCKER_BLKIO)} and {field(f'io_service_bytes_recursive_{direction}')}"
+        f" and {tag('device', 'total')}))"
+    )
+
+
+def host_net(name, broker, interface):
+    """A counter of Telegraf's net input on one interface (packets_recv, packets_sent, ...)."""
+    return f"{measurement(NET)} and {field(name)} and {tag('broker', broker)} and {tag('interface', interface)}"
+
+
+def container_net(name, broker):
+    """A counter of the broker container's network, all its interfaces (the docker input, compose)."""
+    return f"{measurement(DOCKER_NET)} and {field(name)} and {tag('broker', broker)} and {tag('network', 'total')}"
 
 
 def watched(name, run_id):

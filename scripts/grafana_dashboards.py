@@ -10,6 +10,7 @@ Usage: scripts/grafana_dashboards.py [--check]"""
 import json
 
 import flux_filters as ff
+import grafana_disk
 from generated import sync
 from grafana_broker_queries import SYS_QUIET, broker_query
 from grafana_flux import (
@@ -206,6 +207,7 @@ def dashboards():
         "it reports in $SYS." + SYS_NOTE + ".",
         line={"heap (Mosquitto $SYS)": HOLDS},
     )
+    grafana_disk.overview_panels(ov)
 
     br = Dashboard(
         "mqtt-bench-broker",
@@ -298,6 +300,7 @@ def dashboards():
         [node("node_sockstat_TCP_inuse", text("in use")), node("node_netstat_Tcp_CurrEstab", text("established"))],
     )
     host.panel("File descriptors allocated", [node("node_filefd_allocated", text("allocated"))])
+    grafana_disk.host_panels(host)
 
     gen = Dashboard(
         "mqtt-bench-generator",

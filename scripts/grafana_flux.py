@@ -9,6 +9,7 @@ from pathlib import Path
 
 import broker_facts
 import flux_filters as ff
+import verdict_policy
 from flux_filters import measurement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,9 +22,9 @@ HOST = "${broker}"
 PER_SECOND = (
     "  |> map(fn: (r) => ({r with _value: float(v: r._value) / (float(v: int(v: v.windowPeriod)) / 1000000000.0)}))\n"
 )
-# The share of its target rate a step must reach (k6/extension/verdict/
-# policy.go RateReached; tests/test_dashboard_legends.py holds them equal).
-RATE_REACHED = 0.95
+# The share of its target rate a step must reach: the verdict package's
+# (scripts/verdict_policy.py, generated from it).
+RATE_REACHED = verdict_policy.RATE_REACHED
 # A $SYS broker (Mosquitto) publishes each topic every sys_interval, and
 # only when its value changed: the longest interval of those brokers' configs
 # (brokers/<name>/broker.toml [metrics] every).

@@ -126,7 +126,7 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     r = subprocess.run(
         [
             "python3",
-            str(ROOT / "scripts/bench-extension.py"),
+            str(ROOT / "k6/bench/extension.py"),
             "--quick",
             "--rounds",
             "2",
@@ -153,7 +153,7 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     text = page.read_text()
     # The command that reproduces it: the transports' URLs are the stack's (MQTTS_PORT, WS_PORT).
     tls, ws = f"mqtts://127.0.0.1:{stack.env['MQTTS_PORT']}", f"ws://127.0.0.1:{stack.env['WS_PORT']}/mqtt"
-    command = f"- command: `scripts/bench-extension.py --quick --rounds 2 --url {stack.mqtt_url}"
+    command = f"- command: `k6/bench/extension.py --quick --rounds 2 --url {stack.mqtt_url}"
     command += f" --tls-url {tls} --ws-url {ws}"
     for line in ("- date: ", "- machine: ", command, f"--docs {page}`", "RSS per idle connection"):
         assert line in text, text
@@ -211,7 +211,7 @@ def test_instances_benchmark_script_runs(tmp_path):
     r = subprocess.run(
         [
             "python3",
-            str(ROOT / "scripts/bench-instances.py"),
+            str(ROOT / "k6/bench/instances.py"),
             "--connections",
             "400",
             "--duration",

@@ -39,6 +39,9 @@ LEGENDS = {
     "Load": {"1 min", "5 min"},
     "TCP sockets in use / established": {"in use", "established"},
     "File descriptors allocated": {"allocated"},
+    # Benchmark overview's disk panels (Host's are per device: below).
+    "Disk read / written, host and broker (bytes/s)": {"host read", "host written", "broker read", "broker written"},
+    "Host disk IOPS": {"reads", "writes"},
     "Achieved vs target rate (msg/s)": {"achieved", "target"},
     "Send lag p50 / p99 (ms): intended -> actual send": {"p50", "p99"},
     "Latency from intended send p99 (ms)": {"p99"},
@@ -199,6 +202,9 @@ def test_every_legend_names_its_series_and_nothing_else(stack, p2p_run):
         if p["title"].startswith("Network "):
             direction = p["title"].split()[1]
             expected = {n for n in names if re.fullmatch(rf"[\w.-]+ {direction}", n)}
+        if board == "host.json" and p["title"].startswith("Disk "):  # every device that had I/O
+            words = "read|written" if "bytes" in p["title"] else "reads|writes"
+            expected = {n for n in names if re.fullmatch(rf"[\w/.-]+ ({words})", n)}
         if set(names) != expected or len(names) != len(set(names)):
             wrong.append(f"{board} / {p['title']}: legend {names}, meant {sorted(expected or [])}")
         if p["type"] == "stat" and len(names) != 1:

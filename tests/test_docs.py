@@ -13,8 +13,8 @@ import scenario_params
 from conftest import ROOT
 
 README = ROOT / "README.md"
-# Pages written by a benchmark script, not by hand (scripts/bench_extension_page.py,
-# scripts/bench-instances.py): their shape is the script's.
+# Pages written by a benchmark script, not by hand (k6/bench/extension_page.py,
+# k6/bench/instances.py): their shape is the script's.
 GENERATED = {"benchmarks.md", "benchmarks-instances.md"}
 
 

@@ -117,8 +117,9 @@ export declare interface GroupOptions extends ConnectionOptions {
    */
   tags?: Record<string, string | number | boolean>;
   /**
-   * The flow the group's traffic belongs to in streams(): instances' result
-   * files merge their per-stream accounting by flow name. Default "".
+   * The flow the group's traffic belongs to in the result's streams:
+   * instances' result files merge their per-stream accounting by flow name.
+   * Default "".
    */
   flow?: string;
 }
@@ -364,6 +365,17 @@ export declare const version: string;
 
 /** The options' limits (rate in msg/s per group phase, payload bytes, keep-alive seconds). */
 export declare const limits: { rate: number; payload: number; payload_min: number; keepalive: number };
+
+/** The verdict package's bounds and causes, as a result's `policy` records them: a script's thresholds
+ * take rate_reached from here rather than restate it. */
+export declare const policy: {
+  rate_reached: number;
+  generator_throttled: number;
+  broker_cpu_saturated_pct: number;
+  broker_cpu_explains: string[];
+  causes: string[];
+  ordering_spec: string;
+};
 
 
 // ---- low-level client (grafana/xk6-mqtt compatible) --------------------

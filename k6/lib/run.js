@@ -1,6 +1,7 @@
 // The run itself: each flow's groups opened for this instance's share
 // (subscribers first), the publish steps, and the drain of the last
-// messages; what each did goes into the notes for the result.
+// messages. The extension keeps what each group's connect and drain found
+// for the result; the steps are the scenario's to hand over (addStep).
 import { Gauge } from 'k6/metrics';
 import mqtt from 'k6/x/mqtt';
 import internal from 'k6/x/mqtt/internal';
@@ -29,8 +30,7 @@ function tlsOptions(p) {
 }
 
 // openGroups makes one group per flow for this instance's share of the
-// flow's clients (shares[i][role]), connects it, and notes how that went
-// (null: no clients here).
+// flow's clients (shares[i][role]) and connects it (null: no clients here).
 async function openGroups(p, flows, shares, groups, role, make) {
   const out = [];
   for (const [i, f] of flows.entries()) {
@@ -41,13 +41,8 @@ async function openGroups(p, flows, shares, groups, role, make) {
       groups.push(g);
       // A group whose connect() rejects (no connection opened, or the
       // broker refused what the run needs: a QoS, shared subscriptions)
-      // keeps the error in its note for the result's diagnosis; the counts
-      // are in the counters.
-      const key = `connect_${role}_${f.name}`;
-      internal.note(key, await g.connect().catch((e) => {
-        internal.note(key, { error: String(e) });
-        throw e;
-      }));
+      // stops the run; the extension keeps the error for the diagnosis.
+      await g.connect();
     }
     out.push(g);
   }
@@ -90,14 +85,11 @@ function template(p) {
 }
 
 // A template's steady size (the widest of the flows' groups: {client} is
-// as wide as the longest client id) replaces PAYLOAD in the steps and the
-// result's parameters.
+// as wide as the longest client id) replaces PAYLOAD in the steps (the
+// extension replaces it in the result's parameters).
 function templateSize(p, pubs) {
   const size = pubs.reduce((n, g) => Math.max(n, g ? g.stats().payload_size : 0), 0);
-  if (size > 0) {
-    p.payload = size;
-    internal.note('template_payload', size);
-  }
+  if (size > 0) p.payload = size;
 }
 
 // How long the instances of a segmented test give each other to connect
@@ -129,7 +121,6 @@ export async function runFlows(p, flows, shares, seg, groups) {
     await new Promise((resolve) => setTimeout(resolve, env.seconds(p.duration) * 1000));
     return;
   }
-  const steps = [];
   const sent = flows.map(() => 0);
   let pubs = null;
   let round = 0;
@@ -147,13 +138,12 @@ export async function runFlows(p, flows, shares, seg, groups) {
     // What the broker refused never reaches a subscriber: not expected.
     results.forEach((r, i) => { sent[i] += r ? r.sent - r.rejected : 0; });
     const sum = (k) => results.reduce((n, r) => n + (r ? r[k] : 0), 0);
-    steps.push({ rate: st.rate, duration: st.duration, payload: st.payload || p.payload, start: started, end: Date.now(),
+    internal.addStep({ rate: st.rate, duration: st.duration, payload: st.payload || p.payload, start: started, end: Date.now(),
       sent: sum('sent'), target_rate: sum('target_rate'), achieved_rate: sum('achieved_rate'),
       failed: sum('failed'), window_full: sum('window_full'), missed: sum('missed'), missed_window: sum('missed_window'),
       rejected: sum('rejected'), unacked: sum('unacked'),
       // Until the last ack came in: the broker's side, apart from the send rate.
       ack_seconds: results.reduce((n, r) => Math.max(n, r ? r.ack_seconds : 0), 0) });
-    internal.note('steps', steps);
   }
   stepRate.add(0);
   await drain(flows, subs, sent, seg);
@@ -166,6 +156,6 @@ function drain(flows, subs, sent, seg) {
     if (!g) return null;
     const f = flows[i];
     const expected = seg.count === 1 && f.fanout ? sent[i] * f.fanout : 0;
-    return g.drain({ expected, idle: '3s', timeout: '120s' }).then((s) => internal.note(`delivery_${f.name}`, s));
+    return g.drain({ expected, idle: '3s', timeout: '120s' });
   }));
 }

@@ -14,7 +14,7 @@ import internal from 'k6/x/mqtt/internal';
 import * as env from './env.js';
 import { params, warnUnused } from './params.js';
 import { runFlows } from './run.js';
-import { instanceSuffix, summary } from './summary.js';
+import { summary } from './summary.js';
 import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
 
 // Verdicts that hold whatever this instance's share: thresholds are fixed
@@ -23,7 +23,7 @@ import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
 const connectsMissing = new Counter('mqtt_connects_missing');
 // Flows that publish to subscribers here, of which these received nothing:
 const nothingReceived = new Counter('mqtt_nothing_received');
-// Publish steps whose achieved rate fell below 95% of their target: a
+// Publish steps that did not reach their rate (verdict.Reached): a
 // counter, 0 where nothing publishes (a gauge without a sample fails).
 const rateShortfalls = new Counter('mqtt_rate_shortfalls');
 
@@ -102,7 +102,7 @@ export function scenario(name, defaults, workload) {
     }
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
     const runId = p.run_id || `${name}-${p.broker}-${stamp}-${internal.randomId().slice(0, 6)}`;
-    internal.claimResult(p.results_dir, runId, instanceSuffix(seg));
+    internal.claimResult(p.results_dir, runId);
     // Client ids differ between generator processes: a broker takes an id
     // that connects again away from the connection that had it, so two
     // runs on one broker would keep disconnecting each other.
@@ -130,8 +130,6 @@ export function scenario(name, defaults, workload) {
     // size), and those open at once (a sweep closes one size's first).
     const planned = shares.reduce((n, s) => n + s.sub.count + s.pub.count * rounds, 0);
     const atOnce = shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
-    internal.note('params', p);
-    internal.note('instance', seg);
     // The extension's status line (every 10 s) shows progress against these.
     internal.setPlan({ duration: `${p.planned_s}s`, connections: atOnce, instances: seg.count });
     const groups = [];
@@ -139,21 +137,22 @@ export function scenario(name, defaults, workload) {
       await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, shares, seg, groups);
       // A run stopped early (a signal, an abort) did not complete, and does
       // not pass: its phases end on k6's cancel and may well get here.
-      if (!internal.interrupted()) internal.note('completed', true);
+      internal.markCompleted();
     } catch (e) {
       exec.test.abort(`${name}: ${e}`);
     } finally {
       groups.forEach((g) => g.close());
       const c = mqtt.stats().counters;
       connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
-      rateShortfalls.add(internal.rateShortfalls(internal.notes().steps || []));
-      nothingReceived.add(flows.filter((f, i) => f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0 &&
-        !((internal.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
+      rateShortfalls.add(internal.rateShortfalls());
+      // What each flow's subscribers received is their drain()'s.
+      nothingReceived.add(internal.nothingReceived(flows.map((f, i) => ({
+        flow: f.name, owed: f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0,
+      }))));
       // Metrics one instance of several has nothing to judge by (no
       // subscribers here: no latency) are the merge's to judge.
       const here = Object.keys(thresholds).filter((m) => seg.count === 1 || judgedHere(m, flows, shares));
-      internal.note('judged_here', here);
-      internal.checkSamples(here);
+      internal.checkSamples(here); // and the result's without_samples
     }
   }
 

@@ -3,6 +3,7 @@ reports read), capacity.md with every trial and the knee chart."""
 
 from dataclasses import asdict
 
+import verdict_policy
 from report import charts
 
 from .search import GENERATOR
@@ -10,7 +11,7 @@ from .search import GENERATOR
 # The search's own limits; any other is the cause a trial's diagnosis
 # named (k6/extension/verdict), its text beside it.
 LIMITS = {
-    "broker_cpu": "the broker's CPU",
+    verdict_policy.CAUSE_BROKER_CPU: "the broker's CPU",
     "error": "a trial that could not be measured",
     "budget": "the time budget",
     "max_rate": "--max-rate",

@@ -3,6 +3,8 @@ the bounds, and choosing the next rate (doubling, then bisection)."""
 
 from dataclasses import dataclass, field
 
+import verdict_policy
+
 # The EMQX guide's figure: the load at which the broker stays at 75% CPU.
 DEFAULT_CPU_TARGET = 75.0
 # How close the last good and the first bad rate must be to stop: 5% of
@@ -10,7 +12,7 @@ DEFAULT_CPU_TARGET = 75.0
 DEFAULT_PRECISION = 5.0
 # The diagnosis cause (k6/extension/verdict) that says a trial measured the
 # generator, not the broker: no broker capacity can come of it.
-GENERATOR = "generator"
+GENERATOR = verdict_policy.CAUSE_GENERATOR
 
 
 @dataclass
@@ -82,7 +84,7 @@ def judge(t, b):
         t.cpu_unmeasured = True
         reasons.append("the broker's CPU was not measured (InfluxDB has no broker-process or host CPU)")
     elif t.broker_cpu_pct > b.cpu_target:
-        limit = limit or "broker_cpu"
+        limit = limit or verdict_policy.CAUSE_BROKER_CPU
         reasons.append(f"broker CPU {t.broker_cpu_pct:.1f}%, target {b.cpu_target:g}%")
     t.good, t.reasons, t.limit = not reasons, reasons, limit
     return t

@@ -9,6 +9,10 @@ def mb(x):
     return None if x is None else x / 2**20
 
 
+def kbs(x):
+    return None if x is None else x / 1024
+
+
 def run_figures(run, influx, cpu_target, built=None):
     """The figures of one run, computed by the single-run report's tables
     (built: the (res, t) its report already built, not queried again)."""
@@ -45,6 +49,15 @@ def run_figures(run, influx, cpu_target, built=None):
         "mem_used_avg_mb": mb(m["mem_used_avg"]),
         "mem_used_max_mb": mb(m["mem_used_max"]),
         "broker_rss_max_mb": mb(m["broker_rss_max"]),
+        **{f"{k}_kbs": kbs(t["io"][k]) for k in ("broker_disk_write_avg", "broker_disk_write_max")},
+        **{f"{k}_kbs": kbs(t["io"][k]) for k in ("host_disk_write_avg", "host_disk_write_max")},
+        "disk_na": "; ".join(
+            t["io"]["why"].get(k) for k in ("broker_disk_write", "host_disk_write") if k in t["io"]["why"]
+        ),
+        "interface": t["io"]["interface"],
+        "packets_recv_avg": t["io"]["packets_recv_avg"],
+        "packets_sent_avg": t["io"]["packets_sent_avg"],
+        "packets_na": t["io"]["why"].get("packets", ""),
         "connections_ok": c["established"],
         "connections_failed": c["failed"],
         "connection_success_pct": c["success_pct"],
@@ -103,6 +116,31 @@ RUN_TABLES = [
             ("host used max", "mem_used_max_mb", 0),
             ("host used avg %", "mem_pct_avg", 1),
             ("broker RSS max", "broker_rss_max_mb", 1),
+        ],
+    ),
+    (
+        "Disk write (KB/s)",
+        "What the broker process wrote to storage (procstat natively, the container's block I/O under compose) and "
+        "the broker host's whole disks together (Telegraf diskio: every process's writes, InfluxDB's too when it runs "
+        "there): a broker persisting messages writes here.",
+        [
+            ("broker process avg", "broker_disk_write_avg_kbs", 1),
+            ("broker process max", "broker_disk_write_max_kbs", 1),
+            ("host avg", "host_disk_write_avg_kbs", 1),
+            ("host max", "host_disk_write_max_kbs", 1),
+            ("n/a because", "disk_na", 0),
+        ],
+    ),
+    (
+        "Packets (per second)",
+        "On the interface the broker's traffic used (Telegraf net: lo when broker and generator share the host, "
+        "where every packet is both sent and received and every local process's count; under compose, the broker "
+        "container's), averaged over the run.",
+        [
+            ("interface", "interface", 0),
+            ("received avg", "packets_recv_avg", 0),
+            ("sent avg", "packets_sent_avg", 0),
+            ("n/a because", "packets_na", 0),
         ],
     ),
     (
@@ -196,6 +234,8 @@ def build_tables(brokers, spec, key="figures"):
         lines = []
         for label, k, d in rows:
             cells = [b["status"] if b["status"] != "ran" else fmt((b.get(key) or {}).get(k), d) for b in brokers]
+            if all(c == "" for c in cells):  # a row of reasons where nothing is n/a
+                continue
             lines.append([label, *cells])
         out.append({"title": title, "note": note, "header": [header(b, brokers) for b in brokers], "rows": lines})
     return out

@@ -2,15 +2,12 @@
 weighed the broker's drops, outages, refusals, losses, ordering and slow acks
 before the generator's pace and CPU; the result's `policy` names its causes),
 with the one thing only the report knows beside it: the broker process's CPU
-from InfluxDB. The rule: a broker that peaked at or above SATURATED % of a
-core turns a slow-broker verdict (SLOW) into `broker_cpu`; every other
+from InfluxDB. The rule is the verdict package's, named in the result's
+policy: a broker that peaked at or above broker_cpu_saturated_pct of a core
+turns a cause of broker_cpu_explains into CAUSE_BROKER_CPU; every other
 verdict stays what the result says."""
 
-# Causes that say the broker was slow without saying why: its CPU can.
-SLOW = ("broker_latency", "broker_slow_acks", "unexplained")
-# % of one core (procstat's cpu_usage, docker's usage_percent): a broker
-# process at or above it for a second had no CPU to spare.
-SATURATED = 90.0
+from verdict_policy import CAUSE_BROKER_CPU
 
 
 def build(run, broker_cpu):
@@ -30,8 +27,9 @@ def build(run, broker_cpu):
         return out
     peak, avg = max(values), sum(values) / len(values)
     out["evidence"].update(broker_cpu_max_pct=round(peak, 1), broker_cpu_avg_pct=round(avg, 1))
-    if d["cause"] in SLOW and peak >= SATURATED:
-        out["cause"] = "broker_cpu"
+    policy = run.policy
+    if d["cause"] in policy["broker_cpu_explains"] and peak >= policy["broker_cpu_saturated_pct"]:
+        out["cause"] = CAUSE_BROKER_CPU
         out["text"] = (
             f"The broker was CPU-bound: its process peaked at {peak:.0f}% of a core (avg {avg:.0f}%). " + d["text"]
         )

@@ -98,6 +98,49 @@ class Influx:
                     out.append((int(rec.get_time().timestamp() * 1000), float(rec.get_value())))
         return sorted(out)
 
+    def counter_rate(self, start_ms, end_ms, predicate, every="1s"):
+        """[(unix ms, per second)] of the counters matching predicate (bytes
+        written per device, ...): each series' rate, then their sum."""
+        q = (
+            f'from(bucket: "{self.bucket}")\n'
+            f"  |> range(start: {_iso(start_ms)}, stop: {_iso(end_ms)})\n"
+            f"  |> filter(fn: (r) => {predicate})\n"
+            "  |> toFloat()\n  |> derivative(unit: 1s, nonNegative: true)\n"
+            f'  |> aggregateWindow(every: {every}, fn: mean, createEmpty: false, timeSrc: "_start")\n'
+            f'  |> group()\n  |> aggregateWindow(every: {every}, fn: sum, createEmpty: false, timeSrc: "_start")\n'
+        )
+        return sorted(
+            (int(rec.get_time().timestamp() * 1000), float(rec.get_value()))
+            for table in self.client.query_api().query(q, org=self.org)
+            for rec in table.records
+            if rec.get_value() is not None
+        )
+
+    def host_disk(self, start, end, broker, name="write_bytes"):
+        return self.counter_rate(start, end, ff.host_disk(name, broker, disks_only=True))
+
+    def broker_disk(self, start, end, broker, direction="write"):
+        return self.counter_rate(start, end, ff.broker_disk(direction, broker))
+
+    def host_net(self, start, end, broker, name, interface=None):
+        """A net counter's rate on one interface; interface None: the broker container's (compose)."""
+        pred = ff.container_net(name, broker) if interface is None else ff.host_net(name, broker, interface)
+        return self.counter_rate(start, end, pred)
+
+    def interfaces(self, start, end, broker):
+        """{interface: packets received} of the net input over the window, busiest first."""
+        q = (
+            f'from(bucket: "{self.bucket}") |> range(start: {_iso(start)}, stop: {_iso(end)})'
+            f" |> filter(fn: (r) => {ff.measurement(ff.NET)} and {ff.field('packets_recv')} and"
+            f" {ff.tag('broker', broker)}) |> spread()"
+        )
+        got = {
+            rec.values.get("interface"): float(rec.get_value())
+            for table in self.client.query_api().query(q, org=self.org)
+            for rec in table.records
+        }
+        return dict(sorted(got.items(), key=lambda kv: -kv[1]))
+
     def point_times(self, start_ms, end_ms, predicate):
         """Unix ms of every point matching predicate, as written (not aggregated)."""
         q = (
@@ -178,6 +221,21 @@ class HostTagged:
 
     def broker_host(self, start, end, broker):
         return self.influx.broker_host(start, end, self.host_tag)
+
+    def host_disk(self, start, end, broker, name="write_bytes"):
+        return self.influx.host_disk(start, end, self.host_tag, name)
+
+    def host_net(self, start, end, broker, name, interface=None):
+        return self.influx.host_net(start, end, self.host_tag, name, interface)
+
+    def interfaces(self, start, end, broker):
+        return self.influx.interfaces(start, end, self.host_tag)
+
+    def broker_disk(self, start, end, broker, direction="write"):
+        own = self.counter_rate(start, end, ff.watched(f"disk_{direction}_bytes", self.run_id))
+        if own or broker == self.host_tag:  # as broker_process: never the stack broker's for a target
+            return own
+        return self.influx.broker_disk(start, end, broker, direction)
 
     def broker_process(self, start, end, broker):
         cpu = self.series(start, end, ff.watched("cpu_usage", self.run_id))

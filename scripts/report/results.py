@@ -7,6 +7,8 @@ from pathlib import Path
 
 import jsonschema
 
+import verdict_policy
+
 # The result file's JSON Schema, generated from the Go type that writes
 # every result (k6/extension/result; scripts/result_schema.py); it holds
 # the schema strings too, a finished run's first.
@@ -30,11 +32,6 @@ OLD_TIMELINE_KEYS = {
 }
 
 
-# The rate rule of result files written before they carried their
-# `policy` (k6/extension/verdict owns it now, and writes it into each).
-LEGACY_RATE_REACHED = 0.95
-
-
 @dataclass
 class Run:
     path: Path
@@ -54,10 +51,11 @@ class Run:
         return self.data["run_id"]
 
     @property
-    def rate_reached(self):
-        """The share of its target a step must send on schedule, as the
-        result's own policy says (k6/extension/verdict)."""
-        return (self.data.get("policy") or {}).get("rate_reached", LEGACY_RATE_REACHED)
+    def policy(self):
+        """The bounds and causes the result was judged by, as its own policy
+        says (k6/extension/verdict writes it into each); this build's
+        (scripts/verdict_policy.py) for what an older file does not record."""
+        return {**verdict_policy.POLICY, **(self.data.get("policy") or {})}
 
     def open_connections(self):
         """[(Unix ms, connections open)] of the timeline, each row closing its second."""

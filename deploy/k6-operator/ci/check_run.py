@@ -41,7 +41,12 @@ def problems(merged, args):
         "broker received - probes": (args.broker_received - probes_in, c["mqtt_publishes"]),
         "broker sent - probes": (args.broker_sent - probes_out, c["mqtt_receives"]),
     }
-    return [f"{k}: {got!r}, expected {exp!r}" for k, (got, exp) in want.items() if got != exp]
+    out = [f"{k}: {got!r}, expected {exp!r}" for k, (got, exp) in want.items() if got != exp]
+    if not merged["passed"]:
+        # The merge's verdict says why (k6/extension/verdict): its cause, not a guess here.
+        d = merged.get("diagnosis") or {}
+        out.append(f"diagnosis: {d.get('cause')}: {d.get('text')}")
+    return out
 
 
 def main(argv=None):

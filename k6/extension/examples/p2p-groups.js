@@ -8,7 +8,7 @@ export const options = {
     mqtt_lost: ['count==0'],
     mqtt_duplicates: ['count==0'],
     mqtt_latency_p99: ['value<50'],
-    mqtt_rate_achieved_ratio: ['value>=0.95'],
+    mqtt_rate_achieved_ratio: [`value>=${mqtt.policy.rate_reached}`],
   },
 };
 

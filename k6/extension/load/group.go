@@ -123,6 +123,9 @@ func (g *group) Clients() int { return len(g.conns) }
 // Addr is the broker address the group connects to.
 func (g *group) Addr() string { return g.cfg.Conn.Addr }
 
+// Flow is the flow the group's streams belong to (GroupConfig.Flow).
+func (g *group) Flow() string { return g.cfg.Flow }
+
 func (g *group) connected() int {
 	n := 0
 	for _, c := range g.conns {

@@ -133,6 +133,17 @@ func HistNames() [HistKinds]string {
 	}
 }
 
+// LatencyKeys are the histograms' keys in a result's latency_ms, in the
+// order of HistNames: the one list of latency kinds, which the result a run
+// writes, the merge and the summary all derive from.
+func LatencyKeys() [HistKinds]string {
+	return [HistKinds]string{
+		"pub_to_sub", "pub_to_sub_from_intended", "send_lag",
+		"connect", "suback", "puback",
+		"tls_handshake", "connack", "reconnect",
+	}
+}
+
 // TotalStats are the whole-run gauges of each histogram (<name>_<stat>).
 func TotalStats() []string { return []string{"avg", "p50", "p90", "p95", "p99", "max"} }
 

@@ -123,7 +123,7 @@ func (r *Run) flush(only *Meter) {
 		}
 	}
 	// The run's worst phase, over every publisher group: a gauge threshold
-	// (value>=0.95) then judges each phase, not only the last.
+	// (value>=verdict.RateReached) then judges each phase, not only the last.
 	worst := r.worstAchieved
 	for m := range r.meters {
 		worst = lowestRatio(worst, m.achievedRatio())

@@ -8,6 +8,8 @@ import (
 	"go.k6.io/k6/cmd/state"
 	"go.k6.io/k6/errext"
 	"go.k6.io/k6/errext/exitcodes"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // Name is the subcommand's name: k6 x mqtt-merge.
@@ -67,7 +69,7 @@ func run(cmd *cobra.Command, dir, runID string) error {
 		return badInput(err)
 	}
 	path := ResultPath(dir, runID)
-	if _, err := fmt.Fprintln(cmd.OutOrStdout(), Text(r, path)); err != nil {
+	if _, err := fmt.Fprintln(cmd.OutOrStdout(), result.Text(r, path)); err != nil {
 		return err
 	}
 	if r.Passed {

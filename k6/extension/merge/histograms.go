@@ -9,22 +9,6 @@ import (
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
-// latencyKinds maps a result's latency_ms keys to the histograms' metric
-// name stems, as k6/lib/summary.js writes them.
-func latencyKinds() map[string]string {
-	return map[string]string{
-		"pub_to_sub":               "mqtt_latency",
-		"pub_to_sub_from_intended": "mqtt_latency_intended",
-		"send_lag":                 "mqtt_send_lag",
-		"connect":                  "mqtt_connect_duration",
-		"suback":                   "mqtt_suback_duration",
-		"puback":                   "mqtt_puback_duration",
-		"tls_handshake":            "mqtt_tls_handshake_duration",
-		"connack":                  "mqtt_connack_duration",
-		"reconnect":                "mqtt_reconnect_duration",
-	}
-}
-
 // MergeHistograms decodes histograms written by load.EncodeHistogram and
 // adds them up. Every instance records with the same bounds and precision
 // (load.NewHistogram), so a decoded bucket lands in the same bucket of the
@@ -102,8 +86,9 @@ func encodeHistograms(hs map[string]*hdrhistogram.Histogram) (map[string]string,
 // kinds, zero where there were no samples, as a single process writes them.
 func latencySummaries(hs map[string]*hdrhistogram.Histogram) map[string]load.Stats {
 	out := map[string]load.Stats{}
-	for kind, stem := range latencyKinds() {
-		out[kind] = load.Summarize(hs[stem])
+	stems := load.HistNames()
+	for i, kind := range load.LatencyKeys() {
+		out[kind] = load.Summarize(hs[stems[i]])
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // heavyTail is a latency sample in µs: mostly a few ms, with a long tail
@@ -146,26 +147,21 @@ func TestMergedReconnectDelayIsOneProcessHistogram(t *testing.T) {
 	if got, want := r.LatencyMs["reconnect"], load.Summarize(whole); got != want || got.Count != 5000 {
 		t.Fatalf("latency_ms.reconnect = %+v, one process %+v", got, want)
 	}
-	if !strings.Contains(Text(r, "x.json"), "reconnect ms  p50 ") {
-		t.Fatalf("the merged summary has no reconnect line:\n%s", Text(r, "x.json"))
+	if !strings.Contains(result.Text(r, "x.json"), "reconnect ms  p50 ") {
+		t.Fatalf("the merged summary has no reconnect line:\n%s", result.Text(r, "x.json"))
 	}
 }
 
-// The merge's latency_ms kinds are the extension's histograms, every one:
-// a kind added to load.HistNames but not here would vanish from merged
-// results (k6/lib/summary.js keeps a third copy of the list).
+// A merged result has a latency_ms kind for every histogram, named by the
+// one list (load.LatencyKeys), as a single run's result has.
 func TestLatencyKindsCoverEveryHistogram(t *testing.T) {
-	stems := map[string]bool{}
-	for _, stem := range latencyKinds() {
-		stems[stem] = true
-	}
-	names := load.HistNames()
-	for _, stem := range names {
-		if !stems[stem] {
-			t.Errorf("histogram %s has no latency_ms kind in the merge", stem)
+	got := latencySummaries(nil)
+	for _, kind := range load.LatencyKeys() {
+		if _, ok := got[kind]; !ok || kind == "" {
+			t.Errorf("latency_ms has no kind %q", kind)
 		}
 	}
-	if len(stems) != len(names) {
-		t.Errorf("%d latency_ms kinds for %d histograms", len(stems), len(names))
+	if len(got) != int(load.HistKinds) {
+		t.Errorf("%d latency_ms kinds for %d histograms: two histograms share a key", len(got), load.HistKinds)
 	}
 }

@@ -87,12 +87,7 @@ func Merge(dir, runID string) (*result.Result, error) {
 	}
 	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery}
 	m.ThresholdValues = j.mergedThresholds()
-	r.Thresholds = map[string]bool{}
-	r.Passed = !m.Incomplete
-	for k, t := range m.ThresholdValues {
-		r.Thresholds[k] = t.OK
-		r.Passed = r.Passed && t.OK
-	}
+	r.Thresholds = thresholds(m.ThresholdValues, r.WithoutSamples)
 	m.ThresholdsNote = thresholdsNote(m.ThresholdValues)
 	r.RateVerdict = rateVerdict(ins)
 	if err := judgeMerged(r, ins); err != nil {

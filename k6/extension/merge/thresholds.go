@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // How a merged threshold was judged.
@@ -153,13 +154,11 @@ func (j *judge) value(t threshold) (float64, string) {
 		// Flows that published to subscribers that received nothing, over
 		// every instance: one member of a shared subscription, or an
 		// instance's subscribers, may rightly receive nothing on their own.
-		n := 0
+		var flows []verdict.Owed
 		for _, d := range j.delivery {
-			if d.Expected != nil && *d.Expected > 0 && d.Unique == 0 {
-				n++
-			}
+			flows = append(flows, verdict.Owed{Owed: d.Expected != nil && *d.Expected > 0, Received: float64(d.Unique)})
 		}
-		return float64(n), JudgedMerged
+		return float64(verdict.NothingReceived(flows)), JudgedMerged
 	}
 	switch j.metricType(t.metric) {
 	case "counter":

@@ -230,8 +230,11 @@ const calm = await pubs.publish({ rate: 100, duration: '1s', batch_interval: '1m
 pubs.close();
 result = { late: late.max_lag_ms, calm: calm.max_lag_ms };`, addr))
 	late, calm := r["late"].(float64), r["calm"].(float64)
-	if late < 150 || calm >= 50 {
-		t.Fatalf("max_lag_ms late=%v calm=%v: want the late phase >= 150 ms, the calm one its own (< 50 ms)", late, calm)
+	// A process-wide maximum would give the calm phase the late one's lag or
+	// more; its own stays well below it, even on a busy machine (a run drew 75
+	// ms at a load average of 10, where a fixed 50 ms bound failed).
+	if late < 150 || calm >= 0.75*late {
+		t.Fatalf("max_lag_ms late=%v calm=%v: want the late phase >= 150 ms, the calm one its own (< 3/4 of it)", late, calm)
 	}
 }
 

@@ -14,15 +14,17 @@ import (
 
 // PublisherGroup is the JS face of load.PublisherGroup.
 type PublisherGroup struct {
-	vu   modules.VU
-	g    *load.PublisherGroup
-	opts publisherOptions
+	vu     modules.VU
+	g      *load.PublisherGroup
+	opts   publisherOptions
+	record *runRecord
 }
 
 // SubscriberGroup is the JS face of load.SubscriberGroup.
 type SubscriberGroup struct {
-	vu modules.VU
-	g  *load.SubscriberGroup
+	vu     modules.VU
+	g      *load.SubscriberGroup
+	record *runRecord
 }
 
 // loadEnv is what the load package needs from the VU; groups and clients
@@ -62,7 +64,7 @@ func (mi *ModuleInstance) newPublisherGroup(call sobek.ConstructorCall) *sobek.O
 		abortTest(rt, err)
 		return rt.NewObject()
 	}
-	return rt.ToValue(&PublisherGroup{vu: mi.vu, g: g, opts: o}).ToObject(rt)
+	return rt.ToValue(&PublisherGroup{vu: mi.vu, g: g, opts: o, record: mi.root.record}).ToObject(rt)
 }
 
 // newSubscriberGroup is `new SubscriberGroup(options)`.
@@ -77,7 +79,8 @@ func (mi *ModuleInstance) newSubscriberGroup(call sobek.ConstructorCall) *sobek.
 		abortTest(rt, err)
 		return rt.NewObject()
 	}
-	return rt.ToValue(&SubscriberGroup{vu: mi.vu, g: mi.root.run.NewSubscriberGroup(env, cfg)}).ToObject(rt)
+	return rt.ToValue(&SubscriberGroup{vu: mi.vu, g: mi.root.run.NewSubscriberGroup(env, cfg),
+		record: mi.root.record}).ToObject(rt)
 }
 
 // async runs work off the event loop and settles a promise with its result.
@@ -108,9 +111,15 @@ func connected(where, addr string, clients int, r load.ConnectResult) (any, erro
 }
 
 // Connect opens the connections at connect_rate; resolves {connected, failed, seconds}.
+// The result records it, and a payload template's steady size.
 func (p *PublisherGroup) Connect() *sobek.Promise {
 	return async(p.vu, func() (any, error) {
-		return connected("PublisherGroup", p.g.Addr(), p.g.Clients(), p.g.Connect())
+		v, err := connected("PublisherGroup", p.g.Addr(), p.g.Clients(), p.g.Connect())
+		p.record.connected("pub", p.g.Flow(), v, err)
+		if err == nil && p.opts.cfg.Payload != nil {
+			p.record.templateSize(int(number(p.g.Stats()["payload_size"])))
+		}
+		return v, err
 	})
 }
 
@@ -145,7 +154,9 @@ func (s *SubscriberGroup) Connect() *sobek.Promise {
 	return async(s.vu, func() (any, error) {
 		r := s.g.Connect()
 		if err := s.g.Refusal(); err != nil {
-			return nil, fmt.Errorf("SubscriberGroup.connect: %w", err)
+			err = fmt.Errorf("SubscriberGroup.connect: %w", err)
+			s.record.connected("sub", s.g.Flow(), nil, err)
+			return nil, err
 		}
 		v, err := connected("SubscriberGroup", s.g.Addr(), s.g.Clients(), r)
 		if m, ok := v.(map[string]any); ok && r.SharedCheck != "" {
@@ -154,6 +165,7 @@ func (s *SubscriberGroup) Connect() *sobek.Promise {
 				m["probes"] = r.Probes
 			}
 		}
+		s.record.connected("sub", s.g.Flow(), v, err)
 		return v, err
 	})
 }
@@ -174,7 +186,9 @@ func (s *SubscriberGroup) Drain(arg sobek.Value) *sobek.Promise {
 		s.g.SetExpected(expected) // at once: stats() or close() right after drain() count against it
 	}
 	return async(s.vu, func() (any, error) {
-		return s.g.Drain(expected, idle, timeout), nil
+		stats := s.g.Drain(expected, idle, timeout)
+		s.record.drained(s.g.Flow(), stats)
+		return stats, nil
 	})
 }
 

@@ -3,8 +3,9 @@ package mqtt
 import "go.k6.io/k6/js/modules"
 
 // InternalModule is k6/x/mqtt/internal: the calls k6/lib makes to run a
-// scenario and write its result (notes, samples checks, the execution
-// segment and shares, the result file), apart from the public API. It
+// scenario and write its result (what only the scenario knows of the run,
+// samples checks, the execution segment and shares, the result and its
+// summary), apart from the public API. It
 // shares its test's state with k6/x/mqtt.
 type InternalModule struct{ root *RootModule }
 
@@ -23,30 +24,34 @@ type internalInstance struct{ mi *ModuleInstance }
 func (ii *internalInstance) Exports() modules.Exports {
 	mi := ii.mi
 	return modules.Exports{Named: map[string]any{
-		"note":              mi.root.notes.set,
-		"notes":             mi.root.notes.all,
+		"addStep":           mi.addStep,
+		"markCompleted":     ii.markCompleted,
 		"parseUrl":          parseURL,
 		"parseLocalAddress": parseLocalAddress,
 		"payloadTemplate":   payloadTemplate,
 		"checkTLSFiles":     checkTLSFiles,
 		"fileExists":        fileExists,
-		"claimResult":       claimResult,
+		"claimResult":       mi.claimResult,
 		"randomId":          randomID,
 		"checkSamples":      mi.checkSamples,
-		"withoutSamples":    mi.root.run.WithoutSamples,
 		"setPlan":           mi.setPlan,
 		"segment":           mi.segment,
 		"share":             mi.share,
-		"histograms":        mi.histograms,
-		"streams":           mi.root.run.Streams,
-		"resultFile":        mi.resultFile,
+		"summary":           mi.summary,
 		"rateShortfalls":    mi.rateShortfalls,
-		"interrupted":       ii.interrupted,
+		"nothingReceived":   mi.nothingReceived,
 	}}
 }
 
-// interrupted tells whether k6 cut the VU's iteration short (a signal, an
-// abort, the end of the graceful stop): it cancels the iteration's context,
-// and the load's phases end early on it rather than fail, so a run that got
-// to the end of its code that way did not complete its plan.
-func (ii *internalInstance) interrupted() bool { return ii.mi.vu.Context().Err() != nil }
+// markCompleted records that the run completed its plan, unless k6 cut the
+// VU's iteration short (a signal, an abort, the end of the graceful stop):
+// that cancels the iteration's context, and the load's phases end early on
+// it rather than fail, so a run that got to the end of its code that way
+// did not complete. It says whether it recorded.
+func (ii *internalInstance) markCompleted() bool {
+	if ii.mi.vu.Context().Err() != nil {
+		return false
+	}
+	ii.mi.root.record.complete()
+	return true
+}

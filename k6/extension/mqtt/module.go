@@ -22,10 +22,10 @@ const Version = "v0.2.0"
 
 type (
 	// RootModule is the module of one k6 test: it owns everything the
-	// test's VUs share (the load run, the notes).
+	// test's VUs share (the load run, what its groups found for the result).
 	RootModule struct {
 		run    *load.Run
-		notes  *noteStore
+		record *runRecord
 		tuneGC sync.Once
 		// The cgroup's CPU quota periods when the test began (its counters
 		// cover the cgroup's life): the run's are what it adds.
@@ -46,7 +46,7 @@ var (
 
 // New returns the root module of a test.
 func New() *RootModule {
-	r := &RootModule{run: load.NewRun(), notes: &noteStore{m: map[string]any{}}}
+	r := &RootModule{run: load.NewRun(), record: newRunRecord()}
 	r.quotaAtStart, r.quotaKnown = cpuQuotaPeriods()
 	return r
 }
@@ -77,6 +77,7 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 		"limits":          limits(),
 		"version":         Version,
 		"outages":         mi.root.run.Outages,
+		"policy":          policy(),
 	}}
 }
 
@@ -84,27 +85,23 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 // histograms and every counter. Meant for handleSummary.
 func (mi *ModuleInstance) stats() map[string]any {
 	run := mi.root.run
-	process := processUsage()
-	if now, ok := cpuQuotaPeriods(); ok && mi.root.quotaKnown && process != nil {
-		process["cpu_quota_periods"] = now.periods - mi.root.quotaAtStart.periods
-		process["cpu_quota_throttled"] = now.throttled - mi.root.quotaAtStart.throttled
-	}
 	out := map[string]any{"version": Version, "k6_version": k6Version(), "counters": run.Counters(),
-		"process": process}
+		"process": mi.processUsage()}
 	for name, s := range run.Totals() {
 		out[name] = s
 	}
 	return out
 }
 
-// histograms is every whole-run latency histogram, serialized (see
-// load.EncodeHistogram), for the result file.
-func (mi *ModuleInstance) histograms() map[string]string {
-	h, err := mi.root.run.Histograms()
-	if err != nil {
-		common.Throw(mi.vu.Runtime(), err)
+// processUsage is the k6 process's own CPU seconds and peak RSS, with the
+// CPU quota periods of its cgroup since the test began.
+func (mi *ModuleInstance) processUsage() map[string]any {
+	process := processUsage()
+	if now, ok := cpuQuotaPeriods(); ok && mi.root.quotaKnown && process != nil {
+		process["cpu_quota_periods"] = now.periods - mi.root.quotaAtStart.periods
+		process["cpu_quota_throttled"] = now.throttled - mi.root.quotaAtStart.throttled
 	}
-	return h
+	return process
 }
 
 // parseURL validates a broker URL for the scenarios' environment checks

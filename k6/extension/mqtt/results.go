@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.k6.io/k6/js/common"
+
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
@@ -16,13 +18,23 @@ import (
 // run is going on, or it died before its summary (reports skip it).
 const ClaimSchema = result.ClaimSchema
 
-// claimResult reserves dir/<runID><suffix>.json before any load, by
+// claimResult is `claimResult(dir, runID)`: it reserves this instance's
+// result file (claimFile) and returns its path.
+func (mi *ModuleInstance) claimResult(dir, runID string) string {
+	path, err := claimFile(dir, runID, instanceSuffix(mi.segment()))
+	if err != nil {
+		common.Throw(mi.vu.Runtime(), err)
+	}
+	return path
+}
+
+// claimFile reserves dir/<runID><suffix>.json before any load, by
 // creating it exclusively (suffix: "" for a test in one instance, else the
 // instance's, such as ".seg-2-of-4"). k6's handleSummary truncates whatever
 // is at the path it is given, so this is what keeps two generators from
 // sharing a result file and a finished run's file from being overwritten.
 // Until the summary replaces it, the file says whose it is.
-func claimResult(dir, runID, suffix string) (string, error) {
+func claimFile(dir, runID, suffix string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("RESULTS_DIR=%s cannot be created: %w", dir, err)
 	}

@@ -5,6 +5,8 @@ import (
 
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/lib"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // segment is `segment()`: this instance's place in a test split over
@@ -15,14 +17,10 @@ import (
 // It reads the execution state, so it works after the init context (in
 // setup, the default function and handleSummary): options, thresholds
 // among them, are settled before k6 tells a script its segment.
-func (mi *ModuleInstance) segment() map[string]any {
+func (mi *ModuleInstance) segment() *result.Segment {
 	et := mi.tuple()
-	return map[string]any{
-		"segment":  et.Segment.String(),
-		"sequence": et.Sequence.ExecutionSegmentSequence.String(),
-		"index":    et.SegmentIndex,
-		"count":    len(et.Sequence.ExecutionSegmentSequence),
-	}
+	return &result.Segment{Segment: et.Segment.String(), Sequence: et.Sequence.ExecutionSegmentSequence.String(),
+		Index: et.SegmentIndex, Count: len(et.Sequence.ExecutionSegmentSequence)}
 }
 
 // share is `share(n)`: this instance's part of n things (clients) as

@@ -2,44 +2,64 @@ package mqtt
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 
-	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
-// resultFile turns what k6/lib/summary.js gathered at the end of a run into
-// the result file's text: read into the one result type (refusing a field
-// it does not have), judged by the verdict package's rules (the merge's),
-// and encoded as the merge encodes its own.
-func (mi *ModuleInstance) resultFile(v sobek.Value) string {
-	r, err := result.Decode(exportValue(v))
+// policy is the verdict package's policy as JS reads it (a result's
+// `policy`): its JSON names.
+func policy() map[string]any {
+	var out map[string]any
+	raw, err := json.Marshal(verdict.Current())
 	if err == nil {
-		// One instance of several writes a part of the run, which only a
-		// merge (k6 x mqtt-merge) turns into a result.
-		r.Schema = result.ResultSchema
-		if r.Instance != nil && r.Instance.Count > 1 {
-			r.Schema = result.InstanceSchema
-		}
-		err = r.Judge()
+		err = json.Unmarshal(raw, &out)
 	}
-	var b []byte
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// nothingReceived counts the flows whose subscribers were owed messages
+// and received none (mqtt_nothing_received), by verdict.NothingReceived:
+// flows are [{ flow, owed }], what each received is its drain()'s.
+func (mi *ModuleInstance) nothingReceived(v sobek.Value) int {
+	var flows []struct {
+		Flow string `json:"flow"`
+		Owed bool   `json:"owed"`
+	}
+	raw, err := json.Marshal(exportValue(v))
 	if err == nil {
-		b, err = r.Encode()
+		err = json.Unmarshal(raw, &flows)
 	}
 	if err != nil {
 		common.Throw(mi.vu.Runtime(), err)
 	}
-	return string(b)
+	owed := make([]verdict.Owed, len(flows))
+	for i, f := range flows {
+		owed[i] = verdict.Owed{Owed: f.Owed, Received: mi.root.record.received(f.Flow)}
+	}
+	return verdict.NothingReceived(owed)
 }
 
-// rateShortfalls counts the steps that did not reach their rate
+// addStep records one of the scenario's publish steps for the result.
+func (mi *ModuleInstance) addStep(v sobek.Value) {
+	step, ok := exportValue(v).(map[string]any)
+	if !ok {
+		common.Throw(mi.vu.Runtime(), errors.New("addStep: a step is an object"))
+	}
+	mi.root.record.addStep(step)
+}
+
+// rateShortfalls counts the steps so far that did not reach their rate
 // (mqtt_rate_shortfalls), by verdict.Reached.
-func (mi *ModuleInstance) rateShortfalls(v sobek.Value) int {
+func (mi *ModuleInstance) rateShortfalls() int {
 	var steps []verdict.Step
-	raw, err := json.Marshal(exportValue(v))
+	raw, err := json.Marshal(mi.root.record.stepsSoFar())
 	if err == nil {
 		err = json.Unmarshal(raw, &steps)
 	}

@@ -118,9 +118,11 @@ func Decode(v any) (*Result, error) {
 // Judge completes a single process's result: its delivery accounted from
 // its streams (as a merge accounts its instances'; an instance of a
 // segmented run keeps its groups' own view), and its verdicts by
-// the verdict package's rules: rate verdict, ordering, diagnosis and
-// policy.
+// the verdict package's rules: thresholds, passed, each step's reached,
+// rate verdict, ordering, diagnosis and policy.
 func (r *Result) Judge() error {
+	r.Thresholds = verdict.Thresholds(r.Thresholds, r.WithoutSamples)
+	r.Passed = verdict.Passed(r.Thresholds, r.Completed != nil && *r.Completed)
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -135,6 +137,7 @@ func (r *Result) Judge() error {
 	if r.Instance == nil || r.Instance.Count <= 1 {
 		r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
 	}
+	MarkSteps(r.Steps, &d)
 	r.RateVerdict = verdict.RateVerdict(&d)
 	r.Ordering = verdict.Order(&d)
 	r.Diagnosis = verdict.Diagnose(&d)
@@ -149,4 +152,13 @@ func (r *Result) Encode() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// MarkSteps writes each step's verdict into it (verdict.Steps: reached,
+// passed and the latency p99 it was judged by), so that readers take it
+// from the file rather than judge it again. d is the document steps are of.
+func MarkSteps(steps []map[string]any, d *verdict.Doc) {
+	for i, v := range verdict.Steps(d) {
+		steps[i]["reached"], steps[i]["passed"], steps[i]["latency_p99_ms"] = v.Reached, v.Passed, v.LatencyP99Ms
+	}
 }

@@ -8,6 +8,7 @@ type Doc struct {
 	Counts         map[string]float64  `json:"counts"`
 	LatencyMs      map[string]Latency  `json:"latency_ms"`
 	Steps          []Step              `json:"steps"`
+	Timeline       []Second            `json:"timeline"`
 	Outages        []Outage            `json:"outages"`
 	Generator      *Generator          `json:"generator"`
 	Host           *Host               `json:"host"`
@@ -29,6 +30,8 @@ type Latency struct {
 
 // Step is one publish step as the run recorded it.
 type Step struct {
+	Start        float64 `json:"start"`
+	End          float64 `json:"end"`
 	TargetRate   float64 `json:"target_rate"`
 	AchievedRate float64 `json:"achieved_rate"`
 	MissedWindow float64 `json:"missed_window"`

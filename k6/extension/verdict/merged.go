@@ -23,7 +23,7 @@ type Instance struct {
 // fine are the causes of an instance whose diagnosis explains no failure
 // of the run: it passed, or it judged too little on its own share (a
 // merged run may have the samples one instance lacked).
-func fine(cause string) bool { return cause == CauseNone || cause == "ok" || cause == CauseNoData }
+func fine(cause string) bool { return cause == CauseNone || cause == CauseNoData }
 
 // DiagnoseMerged is the merged run's cause: an incomplete run first (its
 // counts are partial), then the first failing instance's own diagnosis

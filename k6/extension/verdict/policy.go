@@ -17,6 +17,12 @@ const RateReached = 0.95
 // starved of CPU reads acks late and sends late, whatever the broker does.
 const GeneratorThrottled = 0.05
 
+// BrokerCPUSaturated is the % of one core (procstat's cpu_usage, docker's
+// usage_percent) at or above which a broker process had no CPU to spare:
+// the report, which alone reads the broker's CPU (InfluxDB), then names
+// CauseBrokerCPU in place of a cause of BrokerCPUExplains.
+const BrokerCPUSaturated = 90.0
+
 // The causes a diagnosis names, in the order they are weighed: a run whose
 // broker went away is never put down to the generator, and the generator
 // is named only for its own late sends or saturated CPU.
@@ -36,6 +42,9 @@ const (
 	CauseNoData            = "no_data"
 	CauseNone              = "none"
 	CauseUnexplained       = "unexplained"
+	// Named by the report only (the run cannot see the broker's CPU), in
+	// place of a cause of BrokerCPUExplains when the broker was saturated.
+	CauseBrokerCPU = "broker_cpu"
 )
 
 // Refused is how a connection error says the broker was reached and turned
@@ -47,7 +56,11 @@ const Refused = "refused by broker"
 // Causes is every cause in the order of blame.
 var Causes = []string{CauseIncomplete, CauseBrokerOutage, CauseBrokerUnreachable, CauseBrokerRefused,
 	CauseDeliveredNothing, CauseBrokerSlowReads, CauseBrokerLost, CauseBrokerOrdering, CauseBrokerSlowAcks,
-	CauseGenerator, CauseBrokerLatency, CauseInterrupted, CauseNoData, CauseNone, CauseUnexplained}
+	CauseGenerator, CauseBrokerLatency, CauseInterrupted, CauseNoData, CauseNone, CauseUnexplained, CauseBrokerCPU}
+
+// BrokerCPUExplains are the causes that say the broker was slow without
+// saying why: a saturated broker CPU can.
+var BrokerCPUExplains = []string{CauseBrokerLatency, CauseBrokerSlowAcks, CauseUnexplained}
 
 // OrderingSpec is where MQTT requires ordered delivery: per topic, for
 // QoS >= 1 on a non-shared subscription ("Ordered Topic").
@@ -57,13 +70,17 @@ const OrderingSpec = "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message o
 type Policy struct {
 	RateReached float64 `json:"rate_reached"`
 	// GeneratorThrottled: the share of its quota periods its CPU quota may hold the generator back in.
-	GeneratorThrottled float64  `json:"generator_throttled"`
+	GeneratorThrottled float64 `json:"generator_throttled"`
+	// BrokerCPUSaturated and BrokerCPUExplains: the report's rule for CauseBrokerCPU.
+	BrokerCPUSaturated float64  `json:"broker_cpu_saturated_pct"`
+	BrokerCPUExplains  []string `json:"broker_cpu_explains"`
 	Causes             []string `json:"causes"`
 	OrderingSpec       string   `json:"ordering_spec"`
 }
 
 // Current is the policy of this build.
 func Current() Policy {
-	return Policy{RateReached: RateReached, GeneratorThrottled: GeneratorThrottled, Causes: Causes,
+	return Policy{RateReached: RateReached, GeneratorThrottled: GeneratorThrottled,
+		BrokerCPUSaturated: BrokerCPUSaturated, BrokerCPUExplains: BrokerCPUExplains, Causes: Causes,
 		OrderingSpec: OrderingSpec}
 }

@@ -46,3 +46,23 @@ func RateVerdict(d *Doc) *string {
 	s := "target rate not reached: " + join(causes, "; ")
 	return &s
 }
+
+// Owed is one flow's delivery as "nothing received" reads it: whether its
+// subscribers were owed messages (it published to them), and what they
+// received.
+type Owed struct {
+	Owed     bool    `json:"owed"`
+	Received float64 `json:"received"`
+}
+
+// NothingReceived is the number of flows whose subscribers were owed
+// messages and received none (the run's mqtt_nothing_received).
+func NothingReceived(flows []Owed) int {
+	n := 0
+	for _, f := range flows {
+		if f.Owed && f.Received <= 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -4,3 +4,7 @@
 FROM mqtt-bench-test/debian:bookworm
 RUN mkdir -p /mosquitto/config /mosquitto/data /mosquitto/log
 CMD ["/usr/sbin/mosquitto", "-c", "/mosquitto/config/mosquitto.conf"]
+# The official image's VOLUMEs (brokers/mosquitto/broker.toml, [volumes]):
+# without a mount there, each new container gets anonymous volumes, as the
+# real one does.
+VOLUME ["/mosquitto/data", "/mosquitto/log"]

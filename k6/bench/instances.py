@@ -12,7 +12,7 @@ Starts its own Mosquitto on loopback with the open-files limit raised to the
 hard limit (Mosquitto takes as many connections as it has descriptors), so
 that the stack's broker is untouched. Prints its figures; writes them as
 the page docs/benchmarks-instances.md with --docs.
-Usage: scripts/bench-instances.py [--instances 4] [--connections 18000] [--duration 60s] [--docs FILE]
+Usage: k6/bench/instances.py [--instances 4] [--connections 18000] [--duration 60s] [--docs FILE]
 """
 
 import argparse
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PORT = int(os.environ.get("MQTTBENCH_INSTANCES_PORT", "11899"))
 
 
@@ -202,6 +202,7 @@ def main():
         "exit_codes": codes,
         "merged": {
             "passed": merged["passed"],
+            "cause": merged["diagnosis"]["cause"],  # the merge's verdict, why it did not pass
             "instances": len(merged["merge"]["instances"]),
             "connects": c["mqtt_connects"],
             "published": c["mqtt_publishes"],
@@ -225,7 +226,7 @@ def main():
         for name, text in logs.items():
             print(f"--- {name}\n{text}", file=sys.stderr)
     if a.docs:
-        command = "scripts/bench-instances.py" + (f" --docs {a.docs}" if a.docs else "")
+        command = "k6/bench/instances.py" + (f" --docs {a.docs}" if a.docs else "")
         Path(a.docs).write_text(benchmarks_page(out, command))
     return 0 if merged["passed"] and c["mqtt_connects"] >= a.connections else 1
 

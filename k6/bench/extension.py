@@ -4,8 +4,8 @@
   delivered messages per generator CPU-second (p2p, 16-byte payload, QoS 0 and 1),
   the QoS section: QoS 0/1/2 x 16 B/4 KB at 10,000 delivered msg/s, p2p (--full:
     also fan-in and fan-out), delivered per CPU-second, RSS, the ratios to QoS 0,
-    and pub-to-sub latency at 1,000 msg/s (scripts/bench_qos.py),
-  the transports section (scripts/bench_transports.py),
+    and pub-to-sub latency at 1,000 msg/s (k6/bench/extension_qos.py),
+  the transports section (k6/bench/extension_transports.py),
   generator RSS per idle connection at 10,000 connections,
   generator RSS after 1M and after 10M messages.
 
@@ -18,7 +18,7 @@ skews both alike. --profile takes CPU profiles (k6's pprof endpoint) of the
 p2p 16 B runs. --rounds N runs each cell of the QoS matrix N times and keeps
 its median run. --qos-only and --transports-only measure one section and
 replace it in the --docs page, keeping the rest.
-Usage: scripts/bench-extension.py [--quick] [--full] [--before K6] [--profile] [--rounds N]
+Usage: k6/bench/extension.py [--quick] [--full] [--before K6] [--profile] [--rounds N]
          [--qos-only | --transports-only] [--json FILE] [--docs FILE] [--k6 PATH]
 """
 
@@ -36,11 +36,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_extension_page import benchmarks_page  # noqa: E402
-from bench_qos import qos, qos_section, splice_qos  # noqa: E402
-from bench_transports import splice_transports, transports, transports_section  # noqa: E402
+# Its sections live beside it (run as a script, its folder is on the path).
+from extension_page import benchmarks_page
+from extension_qos import qos, qos_section, splice_qos
+from extension_transports import splice_transports, transports, transports_section
+
+ROOT = Path(__file__).resolve().parents[2]
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
@@ -262,7 +263,7 @@ def main():
         Path(a.json).write_text(json.dumps(out, indent=2))
     if a.docs:
         # The command that reproduces the page: --json only saves a copy.
-        command = ["scripts/bench-extension.py", *(["--quick"] if a.quick else []), *(["--full"] if a.full else [])]
+        command = ["k6/bench/extension.py", *(["--quick"] if a.quick else []), *(["--full"] if a.full else [])]
         command += [*(["--before", a.before] if a.before else []), *(["--profile"] if a.profile else [])]
         command += ["--rounds", str(a.rounds)] if a.rounds > 1 else []
         command += ["--url", a.url, "--tls-url", a.tls_url, "--ws-url", a.ws_url]
