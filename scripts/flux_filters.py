@@ -45,6 +45,9 @@ CONNECTIONS = "mqtt_connections"
 TARGET_RATE = "mqtt_target_rate"
 STEP_RATE = "mqtt_step_rate"
 RATE_ACHIEVED_RATIO = "mqtt_rate_achieved_ratio"
+# A histogram's whole-run gauges, <stem>_<stat> (p50, p99, max...), pushed
+# once it has a sample: a drop to its reconnect's CONNACK.
+RECONNECT_DURATION = "mqtt_reconnect_duration"
 # Per-second summaries, one series per `stat` tag (p50, p99, ...).
 LATENCY_1S = "mqtt_latency_1s"
 LATENCY_INTENDED_1S = "mqtt_latency_intended_1s"

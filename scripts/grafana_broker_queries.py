@@ -24,6 +24,19 @@ def _broker_series():
 
 
 BROKER_SERIES = _broker_series()
+# Mosquitto counts among its connected clients Telegraf's own $SYS
+# subscriber, one per mqtt_consumer input of the Telegraf config its
+# broker.toml names (one Telegraf per stack): "connected" leaves them out,
+# the benchmark's clients alone, as the other brokers' counts (scraped over
+# HTTP) are.
+CLIENTS_TOPIC = "$SYS/broker/clients/connected"
+SYS_SUBSCRIBERS = max(
+    (broker_facts.BROKERS.parent / broker_facts.load(b)["metrics"]["telegraf"])
+    .read_text()
+    .count("[[inputs.mqtt_consumer]]")
+    for b in broker_facts.names()
+    if broker_facts.load(b)["metrics"]["measurement"] == ff.MOSQUITTO_SYS
+)
 # A window this long with other $SYS topics but not a counter's means the
 # counter did not change (Mosquitto publishes it when changed, every
 # sys_interval): its rate there is 0.
@@ -97,7 +110,14 @@ def sys_rate(name, v):
 
 def sys_held(name):
     """A $SYS value held until the next publication, from the last one in
-    the day before the time range on (the broker says a value once)."""
+    the day before the time range on (the broker says a value once); the
+    count of clients less Telegraf's own (SYS_SUBSCRIBERS)."""
+    less = (
+        f"\n  |> map(fn: (r) => ({{r with _value: if r._value > {SYS_SUBSCRIBERS}.0 then r._value - "
+        f"{SYS_SUBSCRIBERS}.0 else 0.0}}))"
+        if sys_topic(name) == CLIENTS_TOPIC
+        else ""
+    )
     return (
         "from(bucket: v.defaultBucket)\n"
         "  |> range(start: date.sub(d: 1d, from: v.timeRangeStart), stop: v.timeRangeStop)\n"
@@ -106,6 +126,7 @@ def sys_held(name):
         "  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)\n"
         + window("last", empty=True)
         + "\n  |> fill(usePrevious: true)\n  |> filter(fn: (r) => exists r._value)"
+        + less
     )
 
 

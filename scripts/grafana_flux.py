@@ -19,6 +19,7 @@ RANGE = "from(bucket: v.defaultBucket)\n  |> range(start: v.timeRangeStart, stop
 # run id or a capacity search's id (ff.run(): then every trial of the search).
 RUN = "${run_id}"
 HOST = "${broker}"
+SCENARIO = "${scenario}"
 PER_SECOND = (
     "  |> map(fn: (r) => ({r with _value: float(v: r._value) / (float(v: int(v: v.windowPeriod)) / 1000000000.0)}))\n"
 )
@@ -33,6 +34,13 @@ SYS_INTERVAL_S = max(
     for b in broker_facts.names()
     if broker_facts.load(b)["metrics"]["measurement"] == ff.MOSQUITTO_SYS
 )
+
+
+def k6(predicate):
+    """A k6 series of the chosen scenario: k6/lib/scenario.js tags every
+    sample with its scenario's name, and the run_id variable lists the runs
+    of the scenario chosen."""
+    return f"{predicate} and {ff.tag('scenario', SCENARIO)}"
 
 
 def where(predicate):
@@ -62,16 +70,45 @@ def text(s):
     return json.dumps(s)
 
 
-def k6_rate(name, label):
-    """msg/s of a k6 counter (pushed as per-second deltas) over all its series."""
+def whole_windows(name, fn):
+    """The windows of a k6 metric that lie wholly inside its run, fn
+    applied to each, the runs' windows added up per time (the trials of a
+    search): one table of _time and _value. The extension pushes every
+    second what the second before it held, and once more when it closes, so
+    the window holding a run's last push covers less or more than a window
+    (a run at 1,000 msg/s drew 1,205 msg/s published and a target of 333
+    there), and the one holding its first began before the run. A window
+    must start at or after the run's first non-zero point and end at or
+    before its last (zeros: a meter's start, a closing subscriber's
+    publishes, the target after the last step)."""
     return (
-        where(ff.k6_value(name, RUN))
-        + '  |> group(columns: ["_measurement"])\n'
-        + window("sum")
-        + "\n"
-        + PER_SECOND.rstrip("\n")
-        + named(text(label))
+        "points = "
+        + where(k6(ff.k6_value(name, RUN)))
+        + '  |> group(columns: ["run_id"])\n'
+        + "span = points\n  |> filter(fn: (r) => float(v: r._value) > 0.0)\n"
+        + "  |> reduce(identity: {first: 0, last: 0}, fn: (r, accumulator) => ({\n"
+        + "      first: if accumulator.first == 0 or int(v: r._time) < accumulator.first then int(v: r._time)"
+        + " else accumulator.first,\n"
+        + "      last: if int(v: r._time) > accumulator.last then int(v: r._time) else accumulator.last}))\n"
+        + "windows = points\n"
+        + window(fn)
+        + '\njoin(tables: {w: windows, s: span}, on: ["run_id"])\n'
+        # aggregateWindow stamps a window with its end (_time).
+        + "  |> filter(fn: (r) => int(v: r._time) - int(v: v.windowPeriod) >= r.first and int(v: r._time) <= r.last)\n"
+        + '  |> group(columns: ["_time"])\n  |> sum()\n  |> group()\n  |> sort(columns: ["_time"])'
     )
+
+
+def k6_rate(name, label):
+    """msg/s of a k6 counter (pushed as per-second deltas) over all its
+    series, in the windows wholly inside the run."""
+    return whole_windows(name, "sum") + "\n" + PER_SECOND.rstrip("\n") + named(text(label))
+
+
+def k6_mean(name, label):
+    """A k6 gauge's mean per window, in the windows wholly inside the run
+    (a rate the run asks for: the target)."""
+    return whole_windows(name, "mean") + named(text(label))
 
 
 def stat_named(label):
@@ -81,15 +118,15 @@ def stat_named(label):
 
 
 def k6_sum(name, label):
-    return where(ff.k6_value(name, RUN)) + "  |> group()\n  |> sum()" + stat_named(label)
+    return where(k6(ff.k6_value(name, RUN))) + "  |> group()\n  |> sum()" + stat_named(label)
 
 
 def k6_stats(name, stats, fn="max"):
-    return where(ff.k6_stats(name, RUN, stats)) + '  |> group(columns: ["stat"])\n' + window(fn) + named("r.stat")
+    return where(k6(ff.k6_stats(name, RUN, stats))) + '  |> group(columns: ["stat"])\n' + window(fn) + named("r.stat")
 
 
 def k6_gauge(name, label, group="_measurement", fn="last"):
-    return where(ff.k6_value(name, RUN)) + f'  |> group(columns: ["{group}"])\n' + window(fn) + named(label)
+    return where(k6(ff.k6_value(name, RUN))) + f'  |> group(columns: ["{group}"])\n' + window(fn) + named(label)
 
 
 # What the extension tags each client with (k6/extension/load: role "pub",
@@ -106,15 +143,23 @@ def node(field, label, derive=False):
 
 
 # ---- Host and broker process -------------------------------------------------
+# Telegraf's cpu-total is a share of all the host's cores (100 % is every
+# core busy), procstat's and docker's a share of one core (200 % is two
+# cores busy): the names say which, and the panel draws each on its own axis.
+HOST_CPU_NAME = "host CPU, % of all cores"
+BROKER_CPU_NAME = "broker CPU, % of one core"
 HOST_CPU = (
     where(ff.host_cpu("usage_idle", HOST))
     + window("mean")
     + "\n  |> map(fn: (r) => ({r with _value: 100.0 - r._value}))"
-    + named(text("host CPU (1 - idle)"))
+    + named(text(HOST_CPU_NAME))
 )
 HOST_MEM = where(ff.host_mem("used_percent", HOST)) + window("mean") + named(text("host memory used"))
 BROKER_CPU = (
-    where(ff.broker_cpu(HOST)) + '  |> group(columns: ["_measurement"])\n' + window("mean") + named(text("broker CPU"))
+    where(ff.broker_cpu(HOST))
+    + '  |> group(columns: ["_measurement"])\n'
+    + window("mean")
+    + named(text(BROKER_CPU_NAME))
 )
 BROKER_MEM = (
     where(ff.broker_rss(HOST)) + '  |> group(columns: ["_measurement"])\n' + window("mean") + named(text("broker RSS"))
@@ -142,8 +187,10 @@ def network(node_field, docker_field, direction):
 DELIVERY = (
     'import "math"\n'
     + where(
-        f"{ff.run(RUN)} and {ff.field('value')} and "
-        f"({measurement(ff.RECEIVES)} or {measurement(ff.LOST)} or {measurement(ff.DUPLICATES)})"
+        k6(
+            f"{ff.run(RUN)} and {ff.field('value')} and "
+            f"({measurement(ff.RECEIVES)} or {measurement(ff.LOST)} or {measurement(ff.DUPLICATES)})"
+        )
     )
     + "  |> group()\n"
     + "  |> reduce(identity: {rec: 0.0, lost: 0.0, dup: 0.0}, fn: (r, accumulator) => ({\n"
@@ -159,20 +206,22 @@ DELIVERY = (
 # the stat shows, so that a step short of RATE_REACHED never reads it.
 WORST_RATIO = (
     'import "math"\n'
-    + where(ff.k6_value(ff.RATE_ACHIEVED_RATIO, RUN))
+    + where(k6(ff.k6_value(ff.RATE_ACHIEVED_RATIO, RUN)))
     + "  |> group()\n  |> min()\n"
     + "  |> map(fn: (r) => ({r with _value: math.floor(x: 10000.0 * r._value) / 10000.0}))"
     + stat_named("worst ratio")
 )
 
 
-def variable(name, tags, source):
-    """A query variable listing the values of the given tags on source. With
-    several tags, one table of their distinct values (Grafana reads a
-    variable's values from the first string field of each frame), newest
-    first for run ids (the sort option sorts them again)."""
+def variable(name, tags, source, only=None):
+    """A query variable listing the values of the given tags on source
+    (where only holds, if given). With several tags, one table of their
+    distinct values (Grafana reads a variable's values from the first
+    string field of each frame), newest first for run ids (the sort option
+    sorts them again)."""
+    predicate = measurement(source) + (f" and {only}" if only else "")
     values = [
-        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {measurement(source)}, start: -30d)'
+        f'schema.tagValues(bucket: v.defaultBucket, tag: "{tag}", predicate: (r) => {predicate}, start: -30d)'
         for tag in tags
     ]
     q = 'import "influxdata/influxdb/schema"\n'
@@ -199,10 +248,12 @@ def variable(name, tags, source):
 
 
 VARIABLES = [
-    # Run ids and capacity search ids: choosing a search shows all its trials.
-    variable("run_id", ["run_id", "search"], ff.PUBLISHES),
-    variable("broker", ["broker"], ff.CPU),
+    # A scenario, then one of its runs: run ids and capacity search ids
+    # (choosing a search shows all its trials); the k6 series are the
+    # chosen scenario's (k6()).
     variable("scenario", ["scenario"], ff.CONNECTS),
+    variable("run_id", ["run_id", "search"], ff.PUBLISHES, ff.tag("scenario", SCENARIO)),
+    variable("broker", ["broker"], ff.CPU),
 ]
 
 

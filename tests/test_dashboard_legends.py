@@ -28,10 +28,15 @@ LEGENDS = {
     "TPS in and out (msg/s)": {"published", "received"},
     "Pub-to-sub latency p50 / p99 (ms)": {"p50", "p99"},
     "Connections (generator)": {"publishers", "subscribers"},
-    "Host CPU (1 - idle) and broker CPU (%)": {"host CPU (1 - idle)", "broker CPU"},
+    "Host CPU and broker CPU (%)": {"host CPU, % of all cores", "broker CPU, % of one core"},
     "Host memory used (%)": {"host memory used"},
     "Broker memory": {"broker RSS", "heap (Mosquitto $SYS)"},
-    "Messages received / sent (msg/s)": {"received", "sent", "received, every packet", "sent, every packet"},
+    "Messages received / sent (msg/s)": {
+        "received",
+        "sent",
+        "packets received (every type)",
+        "packets sent (every type)",
+    },
     "Connected clients and stored messages": {"connected", "stored messages"},
     "Messages dropped (msg/s)": {"dropped"},
     "CPU by mode (% of one core)": {"idle", "iowait", "irq", "nice", "softirq", "steal", "system", "user"},
@@ -45,6 +50,8 @@ LEGENDS = {
     "Achieved vs target rate (msg/s)": {"achieved", "target"},
     "Send lag p50 / p99 (ms): intended -> actual send": {"p50", "p99"},
     "Latency from intended send p99 (ms)": {"p99"},
+    # No reconnect in the run: no series, the panel says so (its noValue).
+    "Reconnect delay p50 / p99 / max (ms): drop -> back": set(),
     "Step rate (msg/s)": {"step rate"},
     "Delivery success (%)": {"delivered"},
     "Lost messages": {"lost messages"},
@@ -192,7 +199,7 @@ def test_every_legend_names_its_series_and_nothing_else(stack, p2p_run):
         texts = [answer(stack, t["query"], start, run_id) for t in p["targets"]]
         frames = [fr for text in texts for fr in gf.frames(text)]
         names = gf.legend(texts)
-        if not names:
+        if not names and not p["fieldConfig"]["defaults"].get("noValue"):
             wrong.append(f"{board} / {p['title']}: no data")
         for fr, f in gf.value_fields(frames):
             # No label to print beside a name, no frame name before it.
@@ -237,8 +244,9 @@ def test_sys_values_hold_until_the_next_and_zero_shows_where_nothing_was_dropped
         assert now - points[-1][0] < timedelta(seconds=5), (name, points[-3:])
         gaps = [b[0] - a[0] for a, b in zip(points, points[1:], strict=False)]
         assert max(gaps) <= timedelta(seconds=2), (name, max(gaps))
-    # p2p: 10 publishers, 10 subscribers and Telegraf's $SYS client, at some point.
-    assert max(v for _, v in held["connected"]) >= 21
+    # p2p: 10 publishers and 10 subscribers at least, at some point
+    # (Telegraf's $SYS client left out: tests/test_dashboard_reading.py).
+    assert max(v for _, v in held["connected"]) >= 20
     dropped = series(stack, "Messages dropped (msg/s)", start, run_id)["dropped"]
     # Nothing dropped: Mosquitto never published the topic, and 0 is drawn
     # through the run and after.

@@ -124,19 +124,28 @@ def check_units():
 
 
 LINE_INTERPOLATION = {"linear", "smooth", "stepAfter", "stepBefore"}
+AXIS_PLACEMENT = {"auto", "top", "right", "bottom", "left", "hidden"}
+# What a series' override may set: its line shape, an axis of its own.
+OVERRIDES = {
+    "custom.lineInterpolation": LINE_INTERPOLATION.__contains__,
+    "custom.axisPlacement": AXIS_PLACEMENT.__contains__,
+    "custom.axisLabel": lambda v: isinstance(v, str),
+}
 
 
 def check_field_config():
     for name, p in panels():
         d = p["fieldConfig"]["defaults"]
-        assert set(d) <= {"unit", "decimals", "min", "custom", "color", "thresholds"}, (name, p["title"])
+        assert set(d) <= {"unit", "decimals", "min", "custom", "color", "thresholds", "noValue"}, (name, p["title"])
         assert all(isinstance(d.get(k, 0), int) for k in ("decimals", "min")), (name, p["title"])
-        assert set(d.get("custom", {})) <= {"lineInterpolation"}, (name, p["title"])
+        assert isinstance(d.get("noValue", ""), str), (name, p["title"])
+        assert set(d.get("custom", {})) <= {"lineInterpolation", "axisLabel"}, (name, p["title"])
+        assert isinstance(d.get("custom", {}).get("axisLabel", ""), str), (name, p["title"])
         assert d.get("custom", {}).get("lineInterpolation", "linear") in LINE_INTERPOLATION, (name, p["title"])
         for o in p["fieldConfig"]["overrides"]:
             assert o["matcher"]["id"] == "byName" and isinstance(o["matcher"]["options"], str), (name, p["title"])
             for prop in o["properties"]:
-                assert prop["id"] == "custom.lineInterpolation" and prop["value"] in LINE_INTERPOLATION, p["title"]
+                assert prop["id"] in OVERRIDES and OVERRIDES[prop["id"]](prop["value"]), (p["title"], prop)
         if "thresholds" in d:
             t = d["thresholds"]
             assert d["color"] == {"mode": "thresholds"} and t["mode"] == "absolute", (name, p["title"])
@@ -375,7 +384,10 @@ FACTS = [
     (
         "field_config_is_graph_field_config",
         f"{G}@00a25e37 packages/grafana-schema/src/common/common.gen.ts (LineInterpolation linear, smooth, "
-        f"stepAfter, stepBefore; LineConfig.lineInterpolation in GraphFieldConfig); {G}@0853a877 "
+        f"stepAfter, stepBefore; LineConfig.lineInterpolation in GraphFieldConfig; AxisPlacement auto, top, right, "
+        "bottom, left, hidden; AxisConfig.axisPlacement, axisLabel); packages/grafana-data/src/types/fieldConfig.ts "
+        "(FieldConfig.noValue, 'Alternative to empty string', which PanelDataErrorView shows for No data); "
+        f"{G}@0853a877 "
         "packages/grafana-data/src/types/thresholds.ts (ThresholdsConfig mode absolute, steps sorted, the first "
         f"from -Infinity); {G}@06925c5a packages/grafana-data/src/types/fieldColor.ts (FieldColorModeId thresholds)",
         check_field_config,

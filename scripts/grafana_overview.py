@@ -1,0 +1,80 @@
+"""The Benchmark overview dashboard (scripts/grafana_dashboards.py renders
+it): one run's, or a capacity search's, rates, latency, success and
+failure counts, connections, and the broker host's and process's CPU,
+memory and disk."""
+
+import flux_filters as ff
+import grafana_disk
+from grafana_broker_queries import broker_query
+from grafana_flux import (
+    BROKER_CPU,
+    BROKER_CPU_NAME,
+    BROKER_MEM,
+    DELIVERY,
+    HOST_CPU,
+    HOST_MEM,
+    ROLE_NAME,
+    k6_gauge,
+    k6_rate,
+    k6_stats,
+)
+from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat, right_axis
+
+HEAP = "heap (Mosquitto $SYS)"
+
+
+def overview():
+    ov = Dashboard(
+        "mqtt-bench-overview",
+        "Benchmark overview",
+        "TPS, pub-to-sub latency, success, connections, host and broker CPU and memory of one run, or of every "
+        "trial of a capacity search (run_id lists both; the Capacity trials annotation marks each trial).",
+    )
+    ov.panel(
+        "TPS in and out (msg/s)",
+        [k6_rate(ff.PUBLISHES, "published"), k6_rate(ff.RECEIVES, "received")],
+        description="Messages published and received per second, in the windows wholly inside the run: the first "
+        "and the last, which hold part of a second of the run only, are left out rather than drawn low or high.",
+    )
+    ov.panel("Pub-to-sub latency p50 / p99 (ms)", [k6_stats(ff.LATENCY_1S, ["p50", "p99"])], "ms")
+    ov.panel(
+        "Delivery success (%)",
+        [DELIVERY],
+        "percent",
+        "stat",
+        w=6,
+        h=5,
+        description="Received (less duplicates) of expected messages, rounded down to 0.01 %: green at 100 %, red "
+        "below (a QoS 1 or 2 run fails on one lost message). With a capacity search chosen in run_id: over all its "
+        "trials together.",
+        decimals=2,
+        colours=DELIVERY_COLOURS,
+    )
+    count_stat(ov, "Lost messages", ff.LOST, "Lost messages: green at 0." + SEARCH_SUM)
+    count_stat(ov, "Connect failures", ff.CONNECT_FAILURES, "Failed connection attempts: green at 0." + SEARCH_SUM)
+    count_stat(ov, "Publish failures", ff.PUBLISH_FAILURES, "Publishes that failed: green at 0." + SEARCH_SUM)
+    ov.panel("Connections (generator)", [k6_gauge(ff.CONNECTIONS, ROLE_NAME, "role")], line=HOLDS)
+    ov.panel(
+        "Host CPU and broker CPU (%)",
+        [HOST_CPU, BROKER_CPU],
+        "percent",
+        description="Two bases, two axes. Left: the host's CPU (1 - idle) as a share of all its cores, 100 % "
+        "when every core is busy. Right: the broker process's as a share of one core, as the report gives it: "
+        "200 % is two cores busy.",
+        axis="host: % of all cores",
+        series={BROKER_CPU_NAME: right_axis("broker: % of one core")},
+    )
+    ov.panel("Host memory used (%)", [HOST_MEM], "percent")
+    ov.panel(
+        "Broker memory",
+        [BROKER_MEM, broker_query([HEAP], rate=False)],
+        "bytes",
+        description="Left: the broker process's resident memory (RSS). Right, on an axis of its own (a heap of "
+        "tens of KB would lie flat on RSS's MB): with Mosquitto built on glibc (Debian's), the heap it reports "
+        "in $SYS, in bytes." + SYS_NOTE + ".",
+        line={HEAP: HOLDS},
+        axis="broker RSS",
+        series={HEAP: right_axis("Mosquitto heap ($SYS)")},
+    )
+    grafana_disk.overview_panels(ov)
+    return ov
