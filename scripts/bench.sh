@@ -204,6 +204,8 @@ if [[ "$mode" == native ]]; then
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
   # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
   version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}"
+  # A broker with no $SYS version topic (HiveMQ): the build its broker.toml [native] version names.
+  [[ -n "$version" ]] || version="$(python3 "$ROOT/scripts/broker_native.py" version "$broker" 2>/dev/null)" || version=""
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"

@@ -8,6 +8,8 @@ set -euo pipefail
 
 command -v go >/dev/null || die "Go is required (go >= 1.25 for k6 $K6_VERSION): install it and re-run"
 all=(debian python telegraf k6 compose influxd staticcheck toxiproxy)
+# A broker the native stack builds has a step of its name (brokers/NAME).
+for b in $(brokers); do [[ -x "$ROOT/scripts/setup/$b.sh" ]] && all+=("$b"); done
 # On request only: the Docker engine for the compose end-to-end test.
 optional=(docker)
 steps=("${@:-${all[@]}}")

@@ -67,6 +67,20 @@ TEST_PORTS = {
     "WS_PORT": str(loopback_port(12843)),
 }
 
+# A second native stack's, beside the session's (another broker's: tests/
+# test_hivemq.py, test_loopback_only.py), with its metrics port where its
+# broker.toml [native] names the variable that moves it.
+OTHER_STACK_PORTS = {
+    "INFLUXDB_PORT": str(loopback_port(15086)),
+    "TELEGRAF_K6_PORT": str(loopback_port(15186)),
+    "NODE_EXPORTER_PORT": str(loopback_port(15100)),
+    "MQTT_PORT": str(loopback_port(15883)),
+    "MQTTS_PORT": str(loopback_port(15884)),
+    "MTLS_PORT": str(loopback_port(15885)),
+    "WS_PORT": str(loopback_port(15886)),
+}
+OTHER_STACK_METRICS_PORT = str(loopback_port(15399))
+
 
 def load_dashboards():
     """The provisioned dashboards, by file name."""
@@ -89,10 +103,12 @@ def dashboard_queries():
 
 def broker_panel_queries(broker):
     """(panel title, Flux query) of every Broker internals panel that one
-    broker (mosquitto, emqx, nanomq, vernemq) fills: the panels of the row
+    broker (a folder of brokers/) fills: the panels of the row
     repeated by the broker variable, the same for every broker (each query
     takes the broker's own series: bind it with broker=)."""
-    assert broker in ("mosquitto", "emqx", "nanomq", "vernemq"), broker
+    import broker_facts
+
+    assert broker in broker_facts.names(), broker
     in_row = False
     for p in load_dashboards()["broker-internals.json"]["panels"]:
         if p["type"] == "row":
@@ -129,7 +145,7 @@ def k6_bin():
 
 
 class Stack:
-    def __init__(self, state):
+    def __init__(self, state, ports=TEST_PORTS):
         self.state = Path(state)
         # Its own secrets file: the user's .env.local (and the token of a
         # stack they run) is never read or rewritten by a test.
@@ -143,12 +159,13 @@ class Stack:
             # scripts/bench.sh's live view, off the default port (5665) a
             # user's bench.sh serves it on.
             K6_WEB_DASHBOARD_PORT=str(loopback_port(15665)),
-            **TEST_PORTS,
+            **ports,
         )
         self.env.pop("INFLUX_TOKEN", None)
-        self.influx = f"http://127.0.0.1:{TEST_PORTS['INFLUXDB_PORT']}"
-        self.mqtt_url = f"mqtt://127.0.0.1:{TEST_PORTS['MQTT_PORT']}"
-        self.k6_out = f"influxdb=http://127.0.0.1:{TEST_PORTS['TELEGRAF_K6_PORT']}/k6"
+        self.ports = ports
+        self.influx = f"http://127.0.0.1:{ports['INFLUXDB_PORT']}"
+        self.mqtt_url = f"mqtt://127.0.0.1:{ports['MQTT_PORT']}"
+        self.k6_out = f"influxdb=http://127.0.0.1:{ports['TELEGRAF_K6_PORT']}/k6"
 
     def run(self, *args, check=True):
         return subprocess.run(

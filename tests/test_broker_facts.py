@@ -15,12 +15,12 @@ import broker_facts
 import flux_filters as ff
 from conftest import ROOT
 
-BROKERS = ["emqx", "mosquitto", "nanomq", "vernemq"]
+# Every folder of brokers/ is a broker: none is listed here.
+BROKERS = broker_facts.names()
 
 
 def test_every_broker_has_a_facts_file():
-    assert broker_facts.names() == BROKERS
-    assert sorted(p.name for p in (ROOT / "brokers").iterdir() if p.is_dir()) == BROKERS
+    assert BROKERS and sorted(p.name for p in (ROOT / "brokers").iterdir() if p.is_dir()) == BROKERS
 
 
 def test_readmes_are_rendered_from_the_facts():
@@ -30,7 +30,7 @@ def test_readmes_are_rendered_from_the_facts():
 
 def test_unknown_broker_has_no_facts():
     # The name comes from result files: nothing outside brokers/<name>/ is read.
-    assert broker_facts.load("../tests") is None and broker_facts.load("hivemq") is None
+    assert broker_facts.load("../tests") is None and broker_facts.load("no-such-broker") is None
 
 
 @pytest.mark.parametrize("name", BROKERS)

@@ -165,7 +165,10 @@ def test_compare_two_mosquitto_configs_marks_the_brokers_that_cannot_run(stack, 
     "args, words",
     [
         ([], ["--broker", "--target"]),
-        (["--broker", "mosquitto,hivemq"], ["--broker", "unknown broker 'hivemq'", "--target hivemq="]),
+        (
+            ["--broker", "mosquitto,no-such-broker"],
+            ["--broker", "unknown broker 'no-such-broker'", "--target no-such-broker="],
+        ),
         (["--target", "emqx"], ["--target", "NAME=URL"]),
         (["--target", "emqx=http://10.0.0.5:1883"], ["--target", "mqtt://"]),
         (["--target", "a=mqtt://127.0.0.1:1", "--target", "a=mqtt://127.0.0.1:2"], ["'a'", "twice"]),

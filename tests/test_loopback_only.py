@@ -7,6 +7,14 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
+import broker_facts
+from conftest import OTHER_STACK_METRICS_PORT, OTHER_STACK_PORTS, Stack
+
+# The other brokers the native stack runs (Mosquitto is the session stack's):
+# each folder of brokers/ with a [native] table.
+OTHER_NATIVE = [n for n in broker_facts.names() if n != "mosquitto" and "native" in broker_facts.load(n)]
 LOOPBACK = {"127.0.0.1", "::1", "[::1]", "[::ffff:127.0.0.1]"}
 USER = re.compile(r"pid=(\d+)")
 
@@ -47,3 +55,22 @@ def test_every_listener_of_the_native_stack_is_on_loopback(stack):
     assert len(rows) >= 4, f"found only {rows} for the stack's processes {sorted(pids)}"
     beyond = [r for r in rows if r[0] not in LOOPBACK]
     assert not beyond, f"the native stack listens beyond loopback: {beyond}"
+
+
+@pytest.mark.parametrize("broker", OTHER_NATIVE)
+def test_every_listener_of_each_native_broker_is_on_loopback(broker, tmp_path):
+    # Ports of its own: the session's stack may hold TEST_PORTS.
+    s = Stack(tmp_path, OTHER_STACK_PORTS)
+    table = broker_facts.load(broker)["native"]
+    if "metrics_port" in table:  # its own metrics listener, off the default a user's stack holds
+        s.env[table["metrics_port"][0]] = OTHER_STACK_METRICS_PORT
+    r = s.run("up", "--broker", broker, check=False)
+    try:
+        assert r.returncode == 0, r.stderr[-3000:]
+        rows = listening(descendants(set(s.pids().values())))
+        broker_pid = s.pids()["broker"]
+        assert len([r for r in rows if int(USER.search(r[2])[1]) in descendants({broker_pid})]) >= 4, rows
+        beyond = [r for r in rows if r[0] not in LOOPBACK]
+        assert not beyond, f"the native stack with {broker} listens beyond loopback: {beyond}"
+    finally:
+        s.run("down", check=False)
