@@ -7,7 +7,7 @@ set -eu
 dir="${1:?usage: secrets.sh DIR}"
 umask 077
 for name in influx_token influxdb_admin_password grafana_admin_password \
-  emqx_dashboard_password emqx_node_cookie nanomq_http_password; do
+  emqx_dashboard_password emqx_node_cookie nanomq_http_password rabbitmq_password; do
   [ -s "$dir/$name" ] && continue
   head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$dir/$name.tmp"
   mv "$dir/$name.tmp" "$dir/$name"
