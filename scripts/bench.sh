@@ -201,6 +201,8 @@ if [[ "$mode" == native ]]; then
   influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
   version="$(broker_version 127.0.0.1 "$MQTT_PORT")"
+  # A broker without $SYS (RabbitMQ): the installed package's version, which the stack runs.
+  [[ -n "$version" ]] || version="$(python3 "$ROOT/scripts/broker_native.py" version "$broker" 2>/dev/null || true)"
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
