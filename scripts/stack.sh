@@ -133,7 +133,11 @@ start_broker() {
   plan=$(python3 "$ROOT/scripts/broker_native.py" plan "$BROKER" "$STATE") || die "cannot run broker $BROKER natively"
   eval "$plan"
   # Its own ports beyond the four (an Erlang node's distribution and epmd, a metrics endpoint).
-  for p in "${native_ports[@]}"; do port_free "${p#*=}" "${p%%=*}"; done
+  for p in "${native_ports[@]}"; do
+    port_free "${p#*=}" "${p%%=*}"
+    # Recorded with the settings, so that `restart broker` binds the same ports.
+    printf '%s=%q\n' "${p%%=*}" "${p#*=}" >>"$STATE/stack.env"
+  done
   # What Telegraf and `down` need of this plan, whichever shell runs them later.
   declare -p native_metrics_url native_stop >"$STATE/broker.plan"
   # Its environment in this subshell only: start records the broker's own pid.

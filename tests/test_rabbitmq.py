@@ -8,12 +8,13 @@ the node and its epmd. On ports of its own: the session's Mosquitto stack
 
 import shutil
 import socket
+import subprocess
 import time
 
 import pytest
 
 import broker_facts
-from conftest import Stack, bind, broker_panel_queries, loopback_port, run_scenario_to_influx, wait_until
+from conftest import ROOT, Stack, bind, broker_panel_queries, loopback_port, run_scenario_to_influx, wait_until
 from test_loopback_only import LOOPBACK, descendants, listening
 
 PORTS = {
@@ -112,6 +113,16 @@ def test_broker_internals_answer_with_rabbitmqs_series(rabbit, p2p_qos1):
         )
     }
     assert set(series.values()) <= fields, set(series.values()) - fields
+
+
+def test_restart_broker_binds_the_ports_up_recorded(rabbit):
+    # restart takes the settings `up` recorded, not the caller's environment:
+    # the node's own ports ([native] ports) among them.
+    own = ("METRICS_PORT", "DIST_PORT", "EPMD_PORT")
+    env = {k: v for k, v in rabbit.env.items() if k not in own}
+    r = subprocess.run([str(ROOT / "scripts/stack.sh"), "restart", "broker"], env=env, text=True, capture_output=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert all(port_open(int(rabbit.env[k])) for k in own), r.stderr[-3000:]
 
 
 def test_every_listener_is_on_loopback_epmd_included(rabbit):
