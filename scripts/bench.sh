@@ -110,6 +110,18 @@ env_args+=("${k6_args[@]}")
 user_local_address=false
 for kv in "${k6_env[@]}"; do [[ "$kv" == LOCAL_ADDRESS=* ]] && user_local_address=true; done
 
+# capabilities TABLE: BROKER_MQTT and BROKER_QOS, the broker's MQTT versions
+# and QoS levels as comma lists, from TABLE of its broker.toml (natively
+# native.capabilities, else capabilities); empty where it names none, which
+# the scenarios read as "all" (k6/lib/params.js refuses what it lacks).
+capabilities() {
+  local k v
+  for k in mqtt qos; do
+    v=$(broker_fact "$broker" "$1.$k" 2>/dev/null || broker_fact "$broker" "capabilities.$k" 2>/dev/null) || v=""
+    printf -v "BROKER_${k^^}" '%s' "$(tr -d '[] "' <<<"$v")"
+  done
+}
+
 # segment_args I: instance I's (0-based) execution segment of --instances,
 # with the sequence of all of them, so that k6 gives each its exact share.
 segment_args() {
@@ -214,8 +226,9 @@ if [[ "$mode" == native ]]; then
     url="$impair_url"
     impair_events "$impair"
   fi
+  capabilities native.capabilities
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw"
+    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw" BROKER_MQTT BROKER_QOS
   launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js"
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
@@ -241,7 +254,9 @@ else
   k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
   version="$(broker_image "$broker")"
   log "running $scenario (run $run_id)"
+  capabilities capabilities
   launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${version:+image $version}" \
+    -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

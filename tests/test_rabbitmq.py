@@ -14,7 +14,16 @@ import time
 import pytest
 
 import broker_facts
-from conftest import ROOT, Stack, bind, broker_panel_queries, loopback_port, run_scenario_to_influx, wait_until
+from conftest import (
+    ROOT,
+    Stack,
+    bind,
+    broker_panel_queries,
+    loopback_port,
+    run_k6,
+    run_scenario_to_influx,
+    wait_until,
+)
 from test_loopback_only import LOOPBACK, descendants, listening
 
 PORTS = {
@@ -88,6 +97,20 @@ def test_p2p_qos1_through_rabbitmq_is_exact(p2p_qos1):
     c = json.loads((results / f"{run_id}.json").read_text())["counts"]
     assert c["mqtt_publishes"] == c["mqtt_receives"] > 0, c
     assert (c["mqtt_lost"], c["mqtt_duplicates"], c["mqtt_out_of_order"]) == (0, 0, 0), c
+
+
+@pytest.mark.parametrize(
+    "scenario, qos, lacks", [("p2p", "2", "rabbitmq lacks QoS 2"), ("fanin", "1", "rabbitmq lacks MQTT 5")]
+)
+def test_what_it_lacks_is_refused_before_any_connection(rabbit, k6_bin, tmp_path, scenario, qos, lacks):
+    # scripts/bench.sh exports the broker's [capabilities] (natively its
+    # [native.capabilities]) as BROKER_QOS and BROKER_MQTT.
+    env = {"MQTT_URL": rabbit.mqtt_url, "BROKER": "rabbitmq", "BROKER_QOS": "0,1", "BROKER_MQTT": "3.1.1"}
+    p, _ = run_k6(k6_bin, ROOT / f"k6/scenarios/{scenario}.js", env=dict(env, QOS=qos, RESULTS_DIR=str(tmp_path)))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0 and lacks in out and "broker.toml [capabilities]" in out, out[-3000:]
+    # Refused while reading the parameters: no connection, no result file.
+    assert not list(tmp_path.glob("*.json")), out[-3000:]
 
 
 def test_broker_internals_answer_with_rabbitmqs_series(rabbit, p2p_qos1):
