@@ -33,8 +33,9 @@ import requests
 
 import broker_counters
 import broker_facts
-from conftest import BEHAVIOUR_P99_MS, ROOT, native_broker, project_mosquitto, run_k6
+from conftest import BEHAVIOUR_P99_MS, ROOT, project_mosquitto, run_k6
 from mqtt_wire import Client
+from native_broker import native_broker
 
 LIVE = os.environ.get("CONFORMANCE_BROKER")
 SCENARIOS = ROOT / "k6/scenarios"
@@ -203,8 +204,10 @@ def test_every_auth_claim_holds(target):
     for claim in broker_facts.load(target.name)["claims"]:
         if claim.get("mqtt"):
             host, port = target.host_port
-            # MQTT 5 where the broker speaks it, else 3.1.1 ([capabilities] mqtt).
-            version = 5 if "5" in target.capabilities().get("mqtt", ["5"]) else 4
+            # MQTT 5 where the broker speaks it, else 3.1.1 ([capabilities] mqtt),
+            # or the claim's own mqtt_version (its CONNACK codes differ: 0x04, 0x86).
+            v5 = "5" in target.capabilities().get("mqtt", ["5"]) and claim.get("mqtt_version", "5") == "5"
+            version = 5 if v5 else 4
             auth, _ = request_body(claim, target, wrong)
             c = Client(port, f"conformance-claim-{secrets.token_hex(3)}", host=host, accepted=False, version=version,
                        auth=auth)  # fmt: skip
