@@ -13,6 +13,7 @@ compose job runs it on each real image):
   CONFORMANCE_METRICS_URL   its Prometheus endpoint (not for Mosquitto: $SYS)
   CONFORMANCE_SECRET_FILE   the stack's generated secret the claims name
   CONFORMANCE_LOG_FILE      the broker's log since its start
+  CONFORMANCE_NATIVE        set: it is the native stack's broker ([native.capabilities])
 With none set, it starts Debian's Mosquitto with the project's config, and
 each other broker with a [native] table as the native stack runs it
 (RabbitMQ), and skips the brokers that have no native build here, saying
@@ -106,7 +107,8 @@ def target(request, tmp_path_factory):
         env = {k: v for k, v in os.environ.items() if k.startswith("CONFORMANCE_") and v}
         secret = Path(env["CONFORMANCE_SECRET_FILE"]).read_text().strip() if "CONFORMANCE_SECRET_FILE" in env else None
         log = Path(env["CONFORMANCE_LOG_FILE"]) if "CONFORMANCE_LOG_FILE" in env else None
-        yield Target(name, env["CONFORMANCE_MQTT_URL"], log, env.get("CONFORMANCE_METRICS_URL"), secret)
+        native = bool(env.get("CONFORMANCE_NATIVE"))  # scripts/conformance.sh --native
+        yield Target(name, env["CONFORMANCE_MQTT_URL"], log, env.get("CONFORMANCE_METRICS_URL"), secret, native)
     elif name == "mosquitto":
         with project_mosquitto(tmp_path_factory.mktemp("conformance")) as (port, log):
             yield Target(name, f"mqtt://127.0.0.1:{port}", log)
