@@ -112,6 +112,18 @@ env_args+=("${k6_args[@]}")
 user_local_address=false
 for kv in "${k6_env[@]}"; do [[ "$kv" == LOCAL_ADDRESS=* ]] && user_local_address=true; done
 
+# capabilities TABLE: BROKER_MQTT and BROKER_QOS, the broker's MQTT versions
+# and QoS levels as comma lists, from TABLE of its broker.toml (natively
+# native.capabilities, else capabilities); empty where it names none, which
+# the scenarios read as "all" (k6/lib/params.js refuses what it lacks).
+capabilities() {
+  local k v
+  for k in mqtt qos; do
+    v=$(broker_fact "$broker" "$1.$k" 2>/dev/null || broker_fact "$broker" "capabilities.$k" 2>/dev/null) || v=""
+    printf -v "BROKER_${k^^}" '%s' "$(tr -d '[] "' <<<"$v")"
+  done
+}
+
 # segment_args I: instance I's (0-based) execution segment of --instances,
 # with the sequence of all of them, so that k6 gives each its exact share.
 segment_args() {
@@ -204,7 +216,7 @@ if [[ "$mode" == native ]]; then
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
   # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
   version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}"
-  # A broker with no $SYS version topic (HiveMQ): the build its broker.toml [native] version names.
+  # A broker with no $SYS version topic (HiveMQ, RabbitMQ): what its broker.toml [native] version reads.
   [[ -n "$version" ]] || version="$(python3 "$ROOT/scripts/broker_native.py" version "$broker" 2>/dev/null)" || version=""
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
@@ -217,8 +229,9 @@ if [[ "$mode" == native ]]; then
     url="$impair_url"
     impair_events "$impair"
   fi
+  capabilities native.capabilities
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw"
+    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw" BROKER_MQTT BROKER_QOS
   launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js"
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
@@ -245,7 +258,9 @@ else
   version="$(broker_image "$broker")"
   version="${BROKER_VERSION:-${version:+image $version}}"
   log "running $scenario (run $run_id)"
+  capabilities capabilities
   launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$version" \
+    -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

@@ -7,8 +7,12 @@ Usage: scripts/broker_native.py check NAME
        scripts/broker_native.py version NAME
 check exits 1 with the reason when NAME cannot run natively. plan writes the
 rewritten config into STATE_DIR and prints bash assignments for stack.sh to
-eval: native_command (an array) and native_ready (an array of commands, each
-one shell-quoted string). version prints the installed broker's version."""
+eval: native_command (an array), native_ready (an array of commands, each
+one shell-quoted string), native_env (NAME=VALUE for the broker's process),
+native_ports (NAME=PORT of the table's own ports, to check free),
+native_ready_seconds, native_metrics_url (for Telegraf) and native_stop
+(commands run once the broker has stopped). version prints the installed
+broker's version."""
 
 import os
 import pwd
@@ -42,14 +46,19 @@ def fill(text, values):
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), text)
 
 
-def plan(name, state):
+def planned(name, state, env=os.environ):
+    """Writes the rewritten config into state; returns how to run the broker:
+    command, ready (commands), ready_seconds, env, ports, metrics_url, stop
+    (commands), each placeholder filled in (tests/conftest.py runs it so)."""
     table = native(name)
     state = Path(state)
-    values = {p: os.environ[p] for p in PORTS}
+    values = {p: env[p] for p in PORTS} | {k: env.get(k, str(v)) for k, v in table.get("ports", {}).items()}
     values |= {
         "tls": str(state / "tls"),
         "user": pwd.getpwuid(os.getuid()).pw_name,
         "config": str(state / f"{name}.conf"),
+        "state": str(state),
+        "dir": str(broker_facts.BROKERS / name),
     }
     text = (broker_facts.BROKERS / name / table["config"]).read_text()
     for pattern, replacement in table.get("rewrite", []):
@@ -58,10 +67,41 @@ def plan(name, state):
         if not n:
             sys.exit(f"brokers/{name}/{table['config']}: no line matches {pattern!r} of [native] rewrite")
     text += "".join(fill(line, values) + "\n" for line in table.get("append", []))
+    # Directories the broker writes into but will not create (its HOME, say).
+    for d in table.get("dirs", []):
+        Path(fill(d, values)).mkdir(parents=True, exist_ok=True)
     Path(values["config"]).write_text(text)
-    print("native_command=(" + shlex.join(fill(a, values) for a in table["command"]) + ")")
-    checks = (shlex.quote(shlex.join(fill(a, values) for a in check)) for check in table.get("ready", []))
-    print("native_ready=(" + " ".join(checks) + ")")
+
+    def commands(key):
+        return [[fill(a, values) for a in c] for c in table.get(key, [])]
+
+    return {
+        "command": [fill(a, values) for a in table["command"]],
+        "ready": commands("ready"),
+        # A broker that boots for seconds (an Erlang node) says how long it may take.
+        "ready_seconds": int(table.get("ready_seconds", 10)),
+        "env": {k: fill(v, values) for k, v in table.get("env", {}).items()},
+        # Its own ports beyond the stack's four ([native] ports: NAME = default,
+        # each moved by a variable of that name).
+        "ports": {k: values[k] for k in table.get("ports", {})},
+        "metrics_url": fill(table.get("metrics_url", ""), values),
+        "stop": commands("stop"),
+    }
+
+
+def plan(name, state):
+    p = planned(name, state)
+
+    def array(var, words):
+        print(f"{var}=(" + " ".join(shlex.quote(w) for w in words) + ")")
+
+    array("native_command", p["command"])
+    array("native_ready", [shlex.join(c) for c in p["ready"]])
+    print(f"native_ready_seconds={p['ready_seconds']}")
+    array("native_env", [f"{k}={v}" for k, v in p["env"].items()])
+    array("native_ports", [f"{k}={v}" for k, v in p["ports"].items()])
+    print("native_metrics_url=" + shlex.quote(p["metrics_url"]))
+    array("native_stop", [shlex.join(c) for c in p["stop"]])
 
 
 def version(name):

@@ -7,20 +7,21 @@
 # a stack of its own, with no other client publishing or reading $SYS.
 #
 # Usage: scripts/conformance.sh --broker NAME --mqtt-url URL [--metrics-url URL]
-#          [--secret-file FILE] [--log-file FILE] [-- PYTEST ARGS...]
+#          [--secret-file FILE] [--log-file FILE] [--native] [-- PYTEST ARGS...]
 #   --broker       a broker of this stack: its facts are brokers/NAME/broker.toml
 #   --mqtt-url     mqtt://HOST:PORT of the broker
 #   --metrics-url  its Prometheus endpoint (brokers whose [metrics] input is inputs.prometheus)
 #   --secret-file  the generated secret its claims name (NanoMQ's HTTP password,
 #                  EMQX's dashboard password: scripts/compose.sh secret NAME > FILE)
 #   --log-file     the broker's log since its start (docker compose logs --no-log-prefix NAME > FILE)
+#   --native       it is the native stack's broker (scripts/stack.sh): its [native.capabilities]
 # Without --broker, scripts/test.sh runs the suite on Debian's Mosquitto.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '9,16p' "$0" >&2; exit 2; }
-broker="" url="" metrics="" secret="" logfile=""
+usage() { sed -n '9,17p' "$0" >&2; exit 2; }
+broker="" url="" metrics="" secret="" logfile="" native=""
 while (($#)); do
   case "$1" in
     --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
@@ -28,6 +29,7 @@ while (($#)); do
     --metrics-url) metrics="${2:?--metrics-url needs a URL}"; shift 2 ;;
     --secret-file) secret="${2:?--secret-file needs a file}"; shift 2 ;;
     --log-file) logfile="${2:?--log-file needs a file}"; shift 2 ;;
+    --native) native=1; shift ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) warn "unknown argument '$1'"; usage ;;
@@ -49,6 +51,7 @@ done
 
 export CONFORMANCE_BROKER="$broker" CONFORMANCE_MQTT_URL="$url" CONFORMANCE_METRICS_URL="$metrics"
 export CONFORMANCE_SECRET_FILE="${secret:+$(realpath "$secret")}" CONFORMANCE_LOG_FILE="${logfile:+$(realpath "$logfile")}"
+export CONFORMANCE_NATIVE="$native"
 cd "$ROOT"
 # -rs: every skipped check is printed with its reason.
 exec "$CACHE/venv/current/bin/python" -m pytest -q -rs -p no:cacheprovider tests/conformance "$@"

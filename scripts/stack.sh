@@ -128,19 +128,46 @@ start_broker() {
   # 10K+ connections need file descriptors: the broker inherits this limit.
   ulimit -n "$(ulimit -Hn)"
   # The command and its readiness checks, from [native] of its broker.toml.
-  local native_command=() native_ready=() check plan
+  local native_command=() native_ready=() native_env=() native_ports=() native_stop=() native_ready_seconds=10
+  local native_metrics_url="" check plan p
   plan=$(python3 "$ROOT/scripts/broker_native.py" plan "$BROKER" "$STATE") || die "cannot run broker $BROKER natively"
   eval "$plan"
-  start broker "${native_command[@]}"
-  for check in "${native_ready[@]}"; do wait_for broker 10 eval "$check"; done
+  # Its own ports beyond the four (an Erlang node's distribution and epmd, a metrics endpoint).
+  for p in "${native_ports[@]}"; do
+    port_free "${p#*=}" "${p%%=*}"
+    # Recorded with the settings, so that `restart broker` binds the same ports.
+    printf '%s=%q\n' "${p%%=*}" "${p#*=}" >>"$STATE/stack.env"
+  done
+  # What Telegraf and `down` need of this plan, whichever shell runs them later.
+  declare -p native_metrics_url native_stop >"$STATE/broker.plan"
+  # Its environment in this subshell only: start records the broker's own pid.
+  (
+    ((${#native_env[@]} == 0)) || export "${native_env[@]}"
+    start broker "${native_command[@]}"
+  )
+  for check in "${native_ready[@]}"; do wait_for broker "$native_ready_seconds" eval "$check"; done
+}
+
+# broker_stopped: runs what the broker's [native] stop says once it has
+# stopped (a daemon it started, such as epmd, outlives it).
+broker_stopped() {
+  local native_stop=() c
+  [[ -f "$STATE/broker.plan" ]] || return 0
+  # shellcheck source=/dev/null # written by start_broker
+  . "$STATE/broker.plan"
+  for c in "${native_stop[@]}"; do eval "$c" >>"$LOGS/broker.log" 2>&1 || warn "broker stop step failed: $c"; done
 }
 
 start_telegraf() {
   port_free "$TELEGRAF_K6_PORT" TELEGRAF_K6_PORT
+  # The broker's metrics endpoint where its [native] table names one.
+  local native_metrics_url="" native_stop=()
+  # shellcheck source=/dev/null # written by start_broker
+  [[ ! -f "$STATE/broker.plan" ]] || . "$STATE/broker.plan"
   mkdir -p "$STATE/telegraf-buffer"
   INFLUX_URL="http://127.0.0.1:$INFLUXDB_PORT" INFLUX_ORG="$INFLUXDB_ORG" INFLUX_BUCKET="$INFLUXDB_BUCKET" \
   MQTT_SYS_URL="tcp://127.0.0.1:$MQTT_PORT" BROKER_PIDFILE="$PIDS/broker.pid" \
-  NODE_EXPORTER_URL="http://127.0.0.1:$NODE_EXPORTER_PORT/metrics" TELEGRAF_K6_LISTEN="127.0.0.1:$TELEGRAF_K6_PORT" \
+  NODE_EXPORTER_URL="http://127.0.0.1:$NODE_EXPORTER_PORT/metrics" BROKER_METRICS_URL="$native_metrics_url" TELEGRAF_K6_LISTEN="127.0.0.1:$TELEGRAF_K6_PORT" \
   TELEGRAF_BUFFER_DIR="$STATE/telegraf-buffer" \
     start telegraf "$(telegraf_bin)" --config "$ROOT/telegraf/telegraf.conf" \
       --config-directory "$ROOT/telegraf/telegraf.d" \
@@ -194,6 +221,7 @@ down() {
   # Telegraf first, so it flushes what it holds while InfluxDB still runs.
   for s in telegraf broker node_exporter influxd; do
     stop "$s" && stopped+=("$s")
+    [[ "$s" != broker ]] || broker_stopped
   done
   log "stopped: ${stopped[*]:-nothing was running}; data kept in $STATE"
 }
@@ -219,6 +247,7 @@ service_cmd() {
   check_service "$service"
   if [[ "$cmd" != start ]]; then
     if stop "$service"; then log "$service stopped"; else log "$service was not running"; fi
+    [[ "$service" != broker ]] || broker_stopped
   fi
   [[ "$cmd" == stop ]] && return 0
   if ours "$service"; then die "$service is already running (pid $PID): scripts/stack.sh restart $service"; fi

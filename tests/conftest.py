@@ -106,7 +106,7 @@ def broker_panel_queries(broker):
     broker (a folder of brokers/) fills: the panels of the row
     repeated by the broker variable, the same for every broker (each query
     takes the broker's own series: bind it with broker=)."""
-    import broker_facts
+    import broker_facts  # scripts/, on the path from the top of this file
 
     assert broker in broker_facts.names(), broker
     in_row = False

@@ -15,11 +15,15 @@ def free_port():
 class Client:
     """Just enough MQTT 5 over a socket to see what the broker does."""
 
-    def __init__(self, port, client_id, host="127.0.0.1", accepted=True):
-        """A clean-start MQTT 5 CONNECT with no credentials; with accepted,
-        asserts the CONNACK's reason code is 0 (else see self.connack)."""
+    def __init__(self, port, client_id, host="127.0.0.1", accepted=True, version=5, auth=None):
+        """A clean-start CONNECT, MQTT 5 (or 3.1.1: version=4), with no
+        credentials or auth's (user, password); with accepted, asserts the
+        CONNACK's reason code is 0 (else see self.connack)."""
         self.sock = socket.create_connection((host, port), timeout=5)
-        self.send(0x10, b"\x00\x04MQTT\x05\x02\x00\x3c\x00" + utf8(client_id))  # clean start, keepalive 60
+        flags = 0x02 | (0xC0 if auth else 0)  # clean start, user name and password
+        props = b"\x00" if version == 5 else b""  # MQTT 5: an empty property list
+        payload = utf8(client_id) + (utf8(auth[0]) + utf8(auth[1]) if auth else b"")
+        self.send(0x10, b"\x00\x04MQTT" + bytes([version, flags]) + b"\x00\x3c" + props + payload)  # keepalive 60
         kind, self.connack = self.read()
         assert kind == 0x20, (kind, self.connack)
         assert self.connack[1] == 0 or not accepted, self.connack

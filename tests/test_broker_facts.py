@@ -78,6 +78,8 @@ def test_the_native_rewrite_finds_every_line_it_names(name, tmp_path):
     # scripts/broker_native.py refuses a config in which a rewrite pattern
     # matches nothing (a listener left on every interface); none is left.
     env = dict(os.environ, MQTT_PORT="1", MQTTS_PORT="2", MTLS_PORT="3", WS_PORT="4")
+    # Its own ports too ([native] ports), away from their defaults.
+    env |= {k: str(5 + i) for i, k in enumerate(broker_facts.load(name)["native"].get("ports", {}))}
     plan = [sys.executable, ROOT / "scripts/broker_native.py", "plan", name, tmp_path]
     r = subprocess.run(plan, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

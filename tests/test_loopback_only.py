@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import broker_facts
-from conftest import OTHER_STACK_METRICS_PORT, OTHER_STACK_PORTS, Stack
+from conftest import OTHER_STACK_PORTS, Stack, loopback_port
 
 # The other brokers the native stack runs (Mosquitto is the session stack's):
 # each folder of brokers/ with a [native] table.
@@ -62,8 +62,9 @@ def test_every_listener_of_each_native_broker_is_on_loopback(broker, tmp_path):
     # Ports of its own: the session's stack may hold TEST_PORTS.
     s = Stack(tmp_path, OTHER_STACK_PORTS)
     table = broker_facts.load(broker)["native"]
-    if "metrics_port" in table:  # its own metrics listener, off the default a user's stack holds
-        s.env[table["metrics_port"][0]] = OTHER_STACK_METRICS_PORT
+    # Its own ports too (metrics, an Erlang node's), off the defaults a user's stack holds.
+    for i, var in enumerate(table.get("ports", {})):
+        s.env[var] = str(loopback_port(15390 + i))
     r = s.run("up", "--broker", broker, check=False)
     try:
         assert r.returncode == 0, r.stderr[-3000:]

@@ -167,6 +167,19 @@ export function params(name, d) {
     throw new Error(`${name}: SESSION_EXPIRY=${__ENV.SESSION_EXPIRY} is invalid with MQTT_VERSION=${p.version}: the session ` +
       'expiry interval is an MQTT 5 property; under 3.1.1 set CLEAN_SESSION=false to keep sessions, or set MQTT_VERSION=5');
   }
+  // What the broker cannot do (its brokers/<name>/broker.toml [capabilities],
+  // which scripts/bench.sh exports as BROKER_MQTT and BROKER_QOS): refused
+  // here, before any connection, naming the broker and the capability.
+  const lacks = (v, value) => env.text(v, '') !== '' && !env.text(v, '').split(',').includes(String(value));
+  const facts = (what) => `brokers/${p.broker}/broker.toml [capabilities] ${what}`;
+  if (lacks('BROKER_MQTT', p.version)) {
+    throw new Error(`${name}: ${p.broker} lacks MQTT ${p.version} (${facts('mqtt')}: ${__ENV.BROKER_MQTT})` +
+      (p.version === '5' ? ': this scenario needs it (shared subscriptions, MQTT 5 properties); choose p2p or fanout' : ''));
+  }
+  if (lacks('BROKER_QOS', p.qos)) {
+    throw new Error(`${name}: ${p.broker} lacks QoS ${p.qos} (${facts('qos')}: ${__ENV.BROKER_QOS}): ` +
+      'it grants or answers a lower QoS, which the run would not measure as named; set QOS to one it has');
+  }
   if (!p.clean_session && p.version === '5' && p.session_expiry === 0) {
     throw new Error(`${name}: CLEAN_SESSION=false keeps nothing under MQTT 5 without SESSION_EXPIRY: the session ends with ` +
       'the connection; set SESSION_EXPIRY to the seconds the broker should keep it (e.g. 300)');

@@ -5,9 +5,17 @@
 # it runs inside the InfluxDB image.
 set -eu
 dir="${1:?usage: secrets.sh DIR}"
+# Each broker names its own in its broker.toml (`secrets = ["..."]`: EMQX's
+# dashboard password and node cookie, NanoMQ's HTTP password, RabbitMQ's
+# password): the brokers' folders, mounted at /mqtt-bench/brokers by compose.
+brokers="${MQTTBENCH_BROKERS:-$(dirname "$0")/../../brokers}"
+broker_secrets=$(cat "$brokers"/*/broker.toml 2>/dev/null | sed -n 's/^secrets = \[\(.*\)\]$/\1/p' | tr -d '",')
 umask 077
-for name in influx_token influxdb_admin_password grafana_admin_password \
-  emqx_dashboard_password emqx_node_cookie nanomq_http_password; do
+# Letters and digits only (base64 without / + =): EMQX reads its values as
+# HOCON and bin/emqx passes the cookie unquoted in ERL_FLAGS; RabbitMQ's
+# rabbitmq.conf takes the password as a bare word.
+# shellcheck disable=SC2086 # the names split on spaces
+for name in influx_token influxdb_admin_password grafana_admin_password $broker_secrets; do
   [ -s "$dir/$name" ] && continue
   head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$dir/$name.tmp"
   mv "$dir/$name.tmp" "$dir/$name"
