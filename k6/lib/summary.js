@@ -138,6 +138,14 @@ export function text(r) {
     lines.push(`  rejected      ${c.mqtt_publish_rejected} publishes refused by the broker (reason code >= 0x80, ` +
       'mqtt_publish_rejected): not published, not expected at the subscribers');
   }
+  // Each part of a scenario of several flows (a composite's), with the
+  // extension's own verdict of it (verdict.Flows).
+  if (r.flows.length > 1) {
+    for (const [name, v] of r.flows.map((f) => [f.name, (r.flow_verdicts || {})[f.name]]).filter(([, v]) => v)) {
+      lines.push(`  part ${name.padEnd(10)} ${v.passed ? 'ok' : 'FAIL'}: ${v.text}` +
+        (v.failures ? `; ${v.failures.join('; ')}` : ''));
+    }
+  }
   if (r.rate_verdict) lines.push(`  rate          ${r.rate_verdict}`);
   if (r.ordering.text) lines.push(`  ordering      ${r.ordering.text}`);
   for (const s of r.steps) {

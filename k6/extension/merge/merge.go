@@ -77,6 +77,9 @@ func Merge(dir, runID string) (*result.Result, error) {
 		parts = append(parts, in.Streams)
 	}
 	r.Delivery = result.Account(result.FanoutsOf(first.Flows), groups, parts...)
+	if err := r.JudgeFlows(); err != nil {
+		return nil, err
+	}
 	m.Notes = append(m.Notes, result.DeliveryNotes(r.Delivery)...)
 	counts(r, ins)
 
