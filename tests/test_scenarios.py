@@ -41,7 +41,7 @@ REDUCED = {
     "storm-1K-1K-1K-10s": {"SCALE": "0.05", "TOXIPROXY_URL": "none"},
     # Each part's own checks: tests/test_composite.py.
     "composite": {"SCALE": "0.1"},
-    "composite-10K-1K-1K-1K": {"SCALE": "0.02"},
+    "composite-10K-1K-1K-1K": {"SCALE": "0.02", "CONNECT_RATE": "500"},
     "composite-1M-50K-1K-50K": {"SCALE": "0.0005", "CONNECT_RATE": "1000"},
 }
 
