@@ -42,10 +42,7 @@ function flows(s) {
     // mqttbs fan-in: one shared subscription over every publisher's topic.
     { name: 'fanin', publishers: fanin.publishers, subscribers: fanin.subscribers, pubBase: faninBase,
       pubTopic: 'fanin/{i}', subTopics: '$share/composite/fanin/#', fanout: 1, rate: rate(fanin) },
-  ].filter((f) => f.publishers + f.subscribers > 0)
-    // Each part's counters tagged with its flow, so that a time series
-    // (InfluxDB, Grafana) tells the parts apart as the result does.
-    .map((f) => Object.assign(f, { tags: { flow: f.name } }));
+  ].filter((f) => f.publishers + f.subscribers > 0);
 }
 
 // composite(name, { background, p2p, fanout: {publishers, subscribers,

@@ -15,8 +15,9 @@ function common(p, url, f) {
   const c = { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
     connect_rate: p.connect_rate * p.connect_share, connect_timeout: '30s', flow: f.name };
   if (p.local_address) c.local_address = p.local_address;
-  // A flow's own k6 tags on its groups' counters (a composite's part: flow).
-  if (f.tags) c.tags = f.tags;
+  // Each group's counters carry its flow, so that a time series (InfluxDB,
+  // Grafana's "Messages by part") tells a composite's parts apart.
+  c.tags = { flow: f.name };
   if (isTLS(url)) c.tls = tlsOptions(p);
   return c;
 }
