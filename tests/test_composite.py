@@ -82,3 +82,19 @@ def test_a_bad_background_count_stops_before_any_connection(tmp_path, k6_bin):
     assert p.returncode != 0
     out = (p.stdout + p.stderr).replace('\\"', '"')
     assert 'BACKGROUND="lots" is invalid: expected a whole number' in out, out
+
+
+def test_a_part_over_its_p99_bound_fails_the_run_by_its_own_verdict(k6_bin, tmp_path, fresh_mosquitto):  # noqa: F811
+    """k6's exit code says what flow_verdicts say: mqtt_parts_failed counts
+    the parts the extension's verdict fails."""
+    url, _ = fresh_mosquitto
+    run_id = f"composite-p99-{int(time.time() * 1000)}"
+    env = dict(SMALL, MQTT_URL=url, RUN_ID=run_id, RESULTS_DIR=str(tmp_path), P99_MS="0.001")
+    p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/composite.js", env=env, timeout=240)
+    assert p.returncode == 99, (p.stdout + p.stderr)[-3000:]
+    r = json.loads((tmp_path / f"{run_id}.json").read_text())
+    assert not r["passed"] and not r["thresholds"]["mqtt_parts_failed count==0"]
+    v = r["flow_verdicts"]
+    assert v["background"]["passed"] and not any(v[name]["passed"] for name in PARTS), v
+    assert all("over the 0.001 ms bound" in "; ".join(v[name]["failures"]) for name in PARTS), v
+    assert "part p2p        FAIL:" in p.stdout, p.stdout

@@ -23,6 +23,10 @@ import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
 const connectsMissing = new Counter('mqtt_connects_missing');
 // Flows that publish to subscribers here, of which these received nothing:
 const nothingReceived = new Counter('mqtt_nothing_received');
+// Flows whose own verdict failed (the extension's, as the result's
+// flow_verdicts): judged where one process sees the whole run, else by the
+// merge.
+const partsFailed = new Counter('mqtt_parts_failed');
 // Publish steps whose achieved rate fell below 95% of their target: a
 // counter, 0 where nothing publishes (a gauge without a sample fails).
 const rateShortfalls = new Counter('mqtt_rate_shortfalls');
@@ -147,6 +151,7 @@ export function scenario(name, defaults, workload) {
       const c = mqtt.stats().counters;
       connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
       rateShortfalls.add(internal.rateShortfalls(internal.notes().steps || []));
+      if (flows.length > 1) partsFailed.add(seg.count > 1 ? 0 : failedParts(p, flows));
       nothingReceived.add(flows.filter((f, i) => f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0 &&
         !((internal.notes()[`delivery_${f.name}`] || {}).received > 0)).length);
       // Metrics one instance of several has nothing to judge by (no
@@ -158,6 +163,17 @@ export function scenario(name, defaults, workload) {
   }
 
   return { p, options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+}
+
+// failedParts: the flows the extension's verdict fails, judged on what the
+// result file will hold of them.
+function failedParts(p, flows) {
+  const notes = internal.notes();
+  const of = (prefix) => Object.fromEntries(Object.entries(notes).filter(([k]) => k.startsWith(prefix))
+    .map(([k, v]) => [k.slice(prefix.length), v]));
+  const v = internal.flowVerdicts({ flows, parameters: p, connect: of('connect_'), delivery: of('delivery_'),
+    streams: internal.streams(), histograms: internal.histograms() });
+  return Object.values(v).filter((x) => !x.passed).length;
 }
 
 // withPrefix puts TOPIC_PREFIX in front of a flow's topics (after

@@ -88,7 +88,7 @@ func Merge(dir, runID string) (*result.Result, error) {
 	for _, name := range r.WithoutSamples {
 		noSamples[name] = true
 	}
-	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery}
+	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery, parts: r.FlowVerdicts}
 	m.ThresholdValues = j.mergedThresholds()
 	r.Thresholds = map[string]bool{}
 	r.Passed = !m.Incomplete

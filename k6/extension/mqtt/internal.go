@@ -41,6 +41,7 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"streams":           mi.root.run.Streams,
 		"resultFile":        mi.resultFile,
 		"rateShortfalls":    mi.rateShortfalls,
+		"flowVerdicts":      mi.flowVerdicts,
 		"interrupted":       ii.interrupted,
 	}}
 }

@@ -35,6 +35,23 @@ func (mi *ModuleInstance) resultFile(v sobek.Value) string {
 	return string(b)
 }
 
+// flowVerdicts judges each flow of a run in one process at its end, as its
+// result file will (result.Result.JudgeFlows), from the same parts: the
+// flows, parameters, connect and delivery notes, streams and histograms.
+// Its failures are a k6 threshold (mqtt_parts_failed), so that k6's exit
+// code says what the result's flow_verdicts say.
+func (mi *ModuleInstance) flowVerdicts(v sobek.Value) map[string]verdict.FlowVerdict {
+	r, err := result.Decode(exportValue(v))
+	if err == nil {
+		r.Delivery = result.Account(result.FanoutsOf(r.Flows), []map[string]result.FlowDelivery{r.Delivery}, r.Streams)
+		err = r.JudgeFlows()
+	}
+	if err != nil {
+		common.Throw(mi.vu.Runtime(), err)
+	}
+	return r.FlowVerdicts
+}
+
 // rateShortfalls counts the steps that did not reach their rate
 // (mqtt_rate_shortfalls), by verdict.Reached.
 func (mi *ModuleInstance) rateShortfalls(v sobek.Value) int {
