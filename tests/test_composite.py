@@ -74,7 +74,10 @@ def test_composite_merges_exactly_over_two_instances(k6_bin, tmp_path, fresh_mos
     assert m.returncode == 0, m.stdout + m.stderr
     r = json.loads((results / f"{run_id}.json").read_text())
     assert r["passed"], r["thresholds"]
+    assert r["thresholds"]["mqtt_parts_failed count==0"]
     check_parts(r)
+    for name in ("background", *PARTS):
+        assert f"part {name}" in m.stdout, m.stdout
 
 
 def test_a_bad_background_count_stops_before_any_connection(tmp_path, k6_bin):

@@ -62,6 +62,16 @@ func Text(r *result.Result, path string) string {
 		lines = append(lines, fmt.Sprintf("  flow %-8s %d streams: expected %s, received %d, lost %d",
 			result.FlowLabel(name), d.Streams, exp, d.Unique, d.Lost))
 	}
+	// A composite's parts, each with the merged run's own verdict of it.
+	for _, name := range result.SortedKeys(r.FlowVerdicts) {
+		if v := r.FlowVerdicts[name]; len(r.Flows) > 1 {
+			state := "ok"
+			if !v.Passed {
+				state = "FAIL"
+			}
+			lines = append(lines, fmt.Sprintf("  part %-8s %s: %s%s", name, state, v.Text, failures(v.Failures)))
+		}
+	}
 	if l := r.LatencyMs["pub_to_sub"]; l.Count > 0 {
 		lines = append(lines, fmt.Sprintf("  latency ms    avg %s  p50 %s  p90 %s  p99 %s  p99.99 %s  max %s  (%d samples)",
 			num3(l.Avg), num3(l.P50), num3(l.P90), num3(l.P99), num3(l.P9999), num3(l.Max), l.Count))
@@ -114,4 +124,12 @@ func Text(r *result.Result, path string) string {
 	lines = append(lines, fmt.Sprintf("  diagnosis     %s: %s", r.Diagnosis.Cause, r.Diagnosis.Text))
 	lines = append(lines, "  result        "+path, "")
 	return strings.Join(lines, "\n")
+}
+
+// failures follows a part's text with why it failed, if it did.
+func failures(why []string) string {
+	if len(why) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(why, "; ")
 }
