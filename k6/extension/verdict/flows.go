@@ -79,7 +79,7 @@ func Flows(raw []byte) (map[string]FlowVerdict, error) {
 				}
 			}
 		} else {
-			says = append(says, fmt.Sprintf("%g publishers, %g subscribers", f.Publishers, f.Subscribers))
+			says = append(says, plural(int(f.Publishers), "publisher")+", "+plural(int(f.Subscribers), "subscriber"))
 			says, fails = judgeTraffic(f.Fanout, dl, d.Parameters, says, fails)
 		}
 		v := FlowVerdict{Passed: len(fails) == 0, Text: strings.Join(says, ", "), Failures: fails}
