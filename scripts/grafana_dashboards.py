@@ -30,6 +30,7 @@ from grafana_flux import (
     WORST_RATIO,
     k6_gauge,
     k6_rate,
+    k6_rate_by_flow,
     k6_stats,
     k6_sum,
     named,
@@ -179,6 +180,13 @@ def dashboards():
         "trial of a capacity search (run_id lists both; the Capacity trials annotation marks each trial).",
     )
     ov.panel("TPS in and out (msg/s)", [k6_rate(ff.PUBLISHES, "published"), k6_rate(ff.RECEIVES, "received")])
+    ov.panel(
+        "Messages by part (msg/s)",
+        [k6_rate_by_flow(ff.PUBLISHES, "published"), k6_rate_by_flow(ff.RECEIVES, "received")],
+        description="Each flow's published and received msg/s (the k6 counters' flow tag): a composite's parts "
+        "(p2p, fanout, fanin) apart. Each part's latency and verdict are in its result and report (a table per "
+        "part); the per-second latency here is the run's.",
+    )
     ov.panel("Pub-to-sub latency p50 / p99 (ms)", [k6_stats(ff.LATENCY_1S, ["p50", "p99"])], "ms")
     ov.panel(
         "Delivery success (%)",

@@ -74,6 +74,19 @@ def k6_rate(name, label):
     )
 
 
+def k6_rate_by_flow(name, label):
+    """msg/s of a k6 counter by flow (the groups' `flow` tag, k6/lib/run.js):
+    a composite's parts apart, a scenario of one flow's under its name."""
+    return (
+        where(ff.k6_value(name, RUN) + " and exists r.flow")
+        + '  |> group(columns: ["_measurement", "flow"])\n'
+        + window("sum")
+        + "\n"
+        + PER_SECOND.rstrip("\n")
+        + named(f"r.flow + {text(' ' + label)}")
+    )
+
+
 def stat_named(label):
     """The last step of a stat's query: its one value, under a name (a stat
     shows the value alone, but a name is what Grafana would show)."""

@@ -21,6 +21,7 @@ BROKERS = ["mosquitto", "emqx", "nanomq", "vernemq"]
 # a p2p run (the network panels show whichever interfaces carried bytes).
 LEGENDS = {
     "TPS in and out (msg/s)": {"published", "received"},
+    "Messages by part (msg/s)": {"p2p published", "p2p received"},
     "Pub-to-sub latency p50 / p99 (ms)": {"p50", "p99"},
     "Connections (generator)": {"publishers", "subscribers"},
     "Host CPU (1 - idle) and broker CPU (%)": {"host CPU (1 - idle)", "broker CPU"},
