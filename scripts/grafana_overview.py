@@ -13,14 +13,33 @@ from grafana_flux import (
     DELIVERY,
     HOST_CPU,
     HOST_MEM,
+    PER_SECOND,
     ROLE_NAME,
+    RUN,
     k6_gauge,
     k6_rate,
     k6_stats,
+    named,
+    text,
+    where,
+    window,
 )
 from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat, right_axis
 
 HEAP = "heap (Mosquitto $SYS)"
+
+
+def k6_rate_by_flow(name, label):
+    """msg/s of a k6 counter by flow (the groups' `flow` tag, k6/lib/run.js):
+    a composite's parts apart, a scenario of one flow's under its name."""
+    return (
+        where(ff.k6_value(name, RUN) + " and exists r.flow")
+        + '  |> group(columns: ["_measurement", "flow"])\n'
+        + window("sum")
+        + "\n"
+        + PER_SECOND.rstrip("\n")
+        + named(f"r.flow + {text(' ' + label)}")
+    )
 
 
 def overview():
@@ -35,6 +54,13 @@ def overview():
         [k6_rate(ff.PUBLISHES, "published"), k6_rate(ff.RECEIVES, "received")],
         description="Messages published and received per second, in the windows wholly inside the run: the first "
         "and the last, which hold part of a second of the run only, are left out rather than drawn low or high.",
+    )
+    ov.panel(
+        "Messages by part (msg/s)",
+        [k6_rate_by_flow(ff.PUBLISHES, "published"), k6_rate_by_flow(ff.RECEIVES, "received")],
+        description="Each flow's published and received msg/s (the k6 counters' flow tag): a composite's parts "
+        "(p2p, fanout, fanin) apart. Each part's latency and verdict are in its result and report (a table per "
+        "part); the per-second latency here is the run's.",
     )
     ov.panel("Pub-to-sub latency p50 / p99 (ms)", [k6_stats(ff.LATENCY_1S, ["p50", "p99"])], "ms")
     ov.panel(

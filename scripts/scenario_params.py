@@ -41,6 +41,11 @@ WHAT = {
     "PAYLOAD": "message size, bytes",
     "PUBLISHERS": "publishing connections",
     "SUBSCRIBERS": "subscribing connections",
+    "BACKGROUND": (
+        "composite scenarios: background connections, which hold their keep-alive and session and send nothing "
+        "(`SCALE` shrinks the scenario's own; one given is kept)",
+        "the scenario's",
+    ),
     "RATE": "total msg/s",
     "DURATION": "how long the rate is held",
     "CONNECT_RATE": "connections opened per second (the ramp must fit in the run)",

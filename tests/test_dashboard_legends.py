@@ -30,6 +30,7 @@ GAUGES = ("connected", "stored messages")
 # a p2p run (the network panels show whichever interfaces carried bytes).
 LEGENDS = {
     "TPS in and out (msg/s)": {"published", "received"},
+    "Messages by part (msg/s)": {"p2p published", "p2p received"},
     "Pub-to-sub latency p50 / p99 (ms)": {"p50", "p99"},
     "Connections (generator)": {"publishers", "subscribers"},
     "Host CPU and broker CPU (%)": {"host CPU, % of all cores", "broker CPU, % of one core"},

@@ -277,6 +277,8 @@ export declare interface DeliveryStats {
   granted_qos: number;
   /** Shared-subscription probe messages this group's members received and skipped. */
   probes_received: number;
+  /** Drops of the group's connections (a composite's background must keep every one). */
+  disconnects: number;
 }
 
 export declare class SubscriberGroup {

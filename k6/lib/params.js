@@ -33,6 +33,8 @@ const TABLE = [
   })],
   ['PUBLISHERS', 'publishers', (d) => env.number('PUBLISHERS', d.publishers ?? 0, { integer: true })],
   ['SUBSCRIBERS', 'subscribers', (d) => env.number('SUBSCRIBERS', d.subscribers ?? 0, { integer: true })],
+  // A composite's background connections (lib/composite.js): open, idle.
+  ['BACKGROUND', 'background', (d) => (d.composite ? env.number('BACKGROUND', d.background ?? 0, { integer: true }) : undefined)],
   ['RATE', 'rate', (d) => env.number('RATE', d.rate ?? 0, {
     max: mqtt.limits.rate, why: "the extension's limit per process: run more generator processes",
   })],
@@ -98,11 +100,14 @@ const publishes = (flows) => flows.some((f) => f.publishers > 0);
 // isTLS: the URL's scheme is one the extension speaks TLS on.
 export const isTLS = (url) => /^(mqtts|ssl|tls|wss):/.test(url || '');
 const tlsUrl = (p) => [p.url, p.url_b].some(isTLS);
+const PARTS = "a composite's parts have their own clients: SCALE shrinks them, BACKGROUND sets the background";
 const UNUSED = [
   ...['TLS_CA', 'TLS_CERT', 'TLS_KEY', 'TLS_SERVER_NAME'].map((v) => [v, (p) => !tlsUrl(p) &&
     'MQTT_URL is not a TLS URL (mqtts://, wss://)']),
   ['MQTT_URL_B', (p, flows, d) => !d.bridged && 'only the bridging scenario (bridge-500-500) has a second broker'],
-  ['PUBLISHERS', (p, flows) => !publishes(flows) && 'this scenario opens connections only (SUBSCRIBERS)'],
+  ['PUBLISHERS', (p, flows, d) => (d.composite ? PARTS : !publishes(flows) && 'this scenario opens connections only (SUBSCRIBERS)')],
+  ['SUBSCRIBERS', (p, flows, d) => d.composite && PARTS],
+  ['BACKGROUND', (p, flows, d) => !d.composite && 'only the composite scenarios (composite*) have background connections'],
   ['RATE', (p, flows) => (!publishes(flows) ? 'this scenario publishes nothing' : p.steps && 'STEPS gives the rates')],
   ['STEPS', (p, flows) => !publishes(flows) && 'this scenario publishes nothing'],
   ['DURATION', (p, flows) => publishes(flows) && p.steps && 'STEPS gives the durations'],

@@ -16,6 +16,9 @@ function common(p, url, f) {
   const c = { url, version: p.version, keepalive: p.keepalive, clean_session: p.clean_session, session_expiry: p.session_expiry,
     connect_rate: p.connect_rate * p.connect_share, connect_timeout: '30s', flow: f.name };
   if (p.local_address) c.local_address = p.local_address;
+  // Each group's counters carry its flow, so that a time series (InfluxDB,
+  // Grafana's "Messages by part") tells a composite's parts apart.
+  c.tags = { flow: f.name };
   if (isTLS(url)) c.tls = tlsOptions(p);
   return c;
 }
@@ -106,8 +109,12 @@ export async function runFlows(p, flows, shares, seg, groups) {
   const subs = await connectSubscribers(p, flows, shares, groups);
   // Each flow's rate is split over the flows that publish, and within a
   // flow over the instances by their share of its publishers.
+  // A flow may give its own rate (a composite's parts: lib/composite.js),
+  // its weight in each step's rate.
   const publishing = flows.filter((f) => f.publishers > 0).length;
-  const rateShare = flows.map((f, i) => (f.publishers > 0 ? shares[i].pub.count / f.publishers / publishing : 0));
+  const weighed = flows.reduce((n, f) => n + (f.publishers > 0 && f.rate > 0 ? f.rate : 0), 0);
+  const weight = (f) => (weighed > 0 ? (f.rate || 0) / weighed : 1 / publishing);
+  const rateShare = flows.map((f, i) => (f.publishers > 0 ? (shares[i].pub.count / f.publishers) * weight(f) : 0));
   if (publishing > 0 && !shares.some((s) => s.pub.count > 0)) {
     // Subscribers only here, of a test whose publishers are other
     // instances': wait out the planned run, then drain until quiet.

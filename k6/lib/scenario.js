@@ -23,6 +23,10 @@ import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
 const connectsMissing = new Counter('mqtt_connects_missing');
 // Flows that publish to subscribers here, of which these received nothing:
 const nothingReceived = new Counter('mqtt_nothing_received');
+// Flows whose own verdict failed (the extension's, as the result's
+// flow_verdicts): judged where one process sees the whole run, else by the
+// merge.
+const partsFailed = new Counter('mqtt_parts_failed');
 // Publish steps that did not reach their rate (verdict.Reached): a
 // counter, 0 where nothing publishes (a gauge without a sample fails).
 const rateShortfalls = new Counter('mqtt_rate_shortfalls');
@@ -145,6 +149,9 @@ export function scenario(name, defaults, workload) {
       const c = mqtt.stats().counters;
       connectsMissing.add(Math.max(0, planned - c.mqtt_connects));
       rateShortfalls.add(internal.rateShortfalls());
+      // The parts the extension's verdict fails, on what the result file
+      // will hold of them (one instance of several: the merge's to judge).
+      if (flows.length > 1) partsFailed.add(seg.count > 1 ? 0 : internal.partsFailed({ parameters: p, flows }));
       // What each flow's subscribers received is their drain()'s.
       nothingReceived.add(internal.nothingReceived(flows.map((f, i) => ({
         flow: f.name, owed: f.fanout > 0 && f.publishers > 0 && shares[i].sub.count > 0,

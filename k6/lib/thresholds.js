@@ -36,6 +36,9 @@ export function thresholds(p, flows) {
     if (p.qos >= 1) t.mqtt_lost = ['count==0'];
     if (p.strict_order) t.mqtt_out_of_order = ['count==0'];
   }
+  // Each flow's own verdict (the extension's verdict.Flows): a composite's
+  // part may fail on its own where the sums over all parts pass.
+  if (flows.length > 1) t.mqtt_parts_failed = ['count==0'];
   // k6 passes a threshold whose metric never had a sample (a p99 bound when
   // no message arrived): run() counts such metrics here, failing the run.
   t.mqtt_thresholds_without_samples = ['count==0'];
@@ -47,7 +50,7 @@ export function thresholds(p, flows) {
 // many instances) has nothing to judge: the merge judges the run.
 export function judgedHere(m, flows, shares) {
   const has = (k) => shares.some((s) => s[k].count > 0);
-  if (!has('pub') && !has('sub')) return m === 'mqtt_connects_missing' || m === 'mqtt_nothing_received';
+  if (!has('pub') && !has('sub')) return ['mqtt_connects_missing', 'mqtt_nothing_received', 'mqtt_parts_failed'].includes(m);
   if (m === 'mqtt_latency_p99') return has('sub') && flows.some((f, i) => f.publishers > 0 && shares[i].sub.count > 0);
   return true;
 }

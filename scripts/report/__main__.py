@@ -31,7 +31,7 @@ from jinja2 import Environment, FileSystemLoader
 
 import broker_facts
 
-from . import brokers, charts, diagnosis, history, network, tables
+from . import brokers, charts, diagnosis, history, network, parts, tables
 from .influx import HostTagged, Influx
 from .results import MissingData, find, instance_dirs
 
@@ -92,6 +92,7 @@ def report_one(run, influx, influx_problem, args):
         influx = HostTagged(influx, run["broker"], args.host_tag, run.run_id)
     res, t = tables.build(run, influx, args.cpu_target)
     t["diagnosis"] = diagnosis.build(run, res.broker_cpu)
+    t["parts"] = parts.of(run)  # a table per part of a composite
     if influx_problem:
         t["missing"].insert(0, influx_problem)
     out = Path(args.out) / run.run_id

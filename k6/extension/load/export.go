@@ -35,7 +35,14 @@ func NewHistogram() *hdrhistogram.Histogram { return newHDR() }
 func (r *Run) Histograms() (map[string]string, error) {
 	out := map[string]string{}
 	names := HistNames()
+	hists := map[string]*shardedHist{}
 	for k, hist := range r.hists {
+		hists[names[k]] = hist
+	}
+	for name, hist := range r.flowHists.all() {
+		hists[name] = hist
+	}
+	for name, hist := range hists {
 		hist.collect()
 		hist.mu.Lock()
 		h := hist.total
@@ -46,10 +53,10 @@ func (r *Run) Histograms() (map[string]string, error) {
 		}
 		hist.mu.Unlock()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", names[k], err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if enc != "" {
-			out[names[k]] = enc
+			out[name] = enc
 		}
 	}
 	return out, nil

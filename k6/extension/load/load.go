@@ -36,6 +36,7 @@ type Run struct {
 	mu            sync.Mutex
 	meters        map[*Meter]struct{}
 	hists         [HistKinds]*shardedHist
+	flowHists     flowHists // pub-to-sub by flow (flows.go)
 	metrics       *Metrics
 	stop          chan struct{}
 	done          chan struct{}

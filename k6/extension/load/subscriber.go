@@ -46,6 +46,7 @@ type SubscriberGroup struct {
 	lastRecv atomic.Int64
 	perConn  []atomic.Int64 // received by each client: shows how a shared group spreads
 	probes   atomic.Int64   // shared-subscription probe messages received, not counted
+	flowLat  *shardedHist   // the flow's own pub-to-sub latency (flows.go)
 }
 
 // NewSubscriberGroup builds the group's clients; nothing connects yet.
@@ -63,6 +64,7 @@ func (r *Run) NewSubscriberGroup(env Env, cfg SubscriberConfig) *SubscriberGroup
 		cfg.Conn = &conn
 	}
 	g.group = r.newGroup(env, "sub", cfg.GroupConfig, cfg.QoS, g)
+	g.flowLat = r.flowHists.get(cfg.Flow)
 	g.perConn = make([]atomic.Int64, len(g.conns))
 	g.filters = make([][]codec.Subscription, len(g.conns))
 	g.sets = make([]*streamSet, len(g.conns))
@@ -207,6 +209,8 @@ func (g *SubscriberGroup) Stats() map[string]any {
 		"unique": t.Unique, "lost": t.Lost, "duplicates": t.Duplicates, "out_of_order": t.OutOfOrder,
 		"streams": t.Streams, "expected": g.expected.Load(), "polled_sockets": g.poller.Adopted(),
 		"granted_qos": g.grantedQoS(), "probes_received": g.probes.Load(),
+		// Drops of its connections: a composite's background must keep every one.
+		"disconnects": g.m.Get(Disconnects),
 	}
 }
 
@@ -292,6 +296,7 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 	if ok { // too short: not a benchmark message, counted, not timed
 		g.m.Record(Latency, idx, now-h.sentNs)
 		g.m.Record(LatencyIntended, idx, now-h.intendedNs)
+		g.flowLat.record(idx, now-h.sentNs)
 		g.sets[idx].observe(h.pub, h.seq)
 	}
 	g.m.Add(Receives, 1)

@@ -77,6 +77,9 @@ func Merge(dir, runID string) (*result.Result, error) {
 		parts = append(parts, in.Streams)
 	}
 	r.Delivery = result.Account(result.FanoutsOf(first.Flows), groups, parts...)
+	if err := r.JudgeFlows(); err != nil {
+		return nil, err
+	}
 	m.Notes = append(m.Notes, result.DeliveryNotes(r.Delivery)...)
 	counts(r, ins)
 
@@ -85,7 +88,7 @@ func Merge(dir, runID string) (*result.Result, error) {
 	for _, name := range r.WithoutSamples {
 		noSamples[name] = true
 	}
-	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery}
+	j := &judge{ins: ins, counts: r.Counts, hists: hists, noSamples: noSamples, delivery: r.Delivery, parts: r.FlowVerdicts}
 	m.ThresholdValues = j.mergedThresholds()
 	r.Thresholds = thresholds(m.ThresholdValues, r.WithoutSamples)
 	m.ThresholdsNote = thresholdsNote(m.ThresholdValues)

@@ -58,3 +58,38 @@ func TestSingleRunAndMergeOfOneInstanceReadTheSame(t *testing.T) {
 	}
 	t.Logf("\n%s", strings.Join(b, "\n"))
 }
+
+// A composite's parts each have their line, in the scenario's order and
+// with the run's own verdict of them (verdict.Flows), alike in a run's
+// summary and in the merge's of that run in one instance.
+func TestPartLinesReadTheSameInARunAndItsMerge(t *testing.T) {
+	doc := passingInstance("parts", 1, 1)
+	doc["completed"] = true
+	doc["flows"] = []any{obj{"name": "background", "publishers": 0, "subscribers": 2},
+		obj{"name": "p2p", "publishers": 1, "subscribers": 1, "fanout": 1}}
+	doc["connect"] = obj{"sub_background": obj{"connected": 2}, "sub_p2p": obj{"connected": 1}, "pub_p2p": obj{"connected": 1}}
+	dir := t.TempDir()
+	writeInstance(t, dir, doc)
+	merged := mustMerge(t, dir, "parts")
+
+	doc["schema"] = result.ResultSchema
+	single, err := result.Decode(doc)
+	if err == nil {
+		err = single.Judge()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*result.Result{single, merged} {
+		var parts []string
+		for _, l := range strings.Split(result.Text(r, "raw/parts.json"), "\n") {
+			if strings.HasPrefix(l, "  part ") {
+				parts = append(parts, l)
+			}
+		}
+		want := []string{"  part background ok: 2 connections", "  part p2p        FAIL: 1 publisher, 1 subscriber; nothing sent"}
+		if strings.Join(parts, "\n") != strings.Join(want, "\n") {
+			t.Errorf("part lines:\n%s\nwant\n%s", strings.Join(parts, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

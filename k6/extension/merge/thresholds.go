@@ -26,6 +26,7 @@ const (
 const (
 	metricNoSamples       = "mqtt_thresholds_without_samples"
 	metricNothingReceived = "mqtt_nothing_received"
+	metricPartsFailed     = "mqtt_parts_failed" // flows whose own verdict failed
 )
 
 // ThresholdResult is one threshold judged on the merged run.
@@ -87,6 +88,7 @@ type judge struct {
 	hists     map[string]*hdrhistogram.Histogram
 	noSamples map[string]bool // threshold metrics without a sample in the merged run
 	delivery  map[string]result.FlowDelivery
+	parts     map[string]verdict.FlowVerdict // each flow's own verdict
 }
 
 // mergedThresholds judges the union of the instances' thresholds on the
@@ -149,6 +151,17 @@ func (j *judge) value(t threshold) (float64, string) {
 	}
 	if t.metric == metricNoSamples && t.stat == "count" {
 		return float64(len(j.noSamples)), JudgedMerged
+	}
+	if t.metric == metricPartsFailed && t.stat == "count" && j.parts != nil {
+		// The flows the merged run's own verdicts fail (verdict.Flows):
+		// an instance's share cannot judge a part.
+		n := 0
+		for _, v := range j.parts {
+			if !v.Passed {
+				n++
+			}
+		}
+		return float64(n), JudgedMerged
 	}
 	if t.metric == metricNothingReceived && t.stat == "count" && j.delivery != nil {
 		// Flows that published to subscribers that received nothing, over

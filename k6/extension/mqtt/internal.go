@@ -40,6 +40,7 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"summary":           mi.summary,
 		"rateShortfalls":    mi.rateShortfalls,
 		"nothingReceived":   mi.nothingReceived,
+		"partsFailed":       mi.partsFailed,
 	}}
 }
 

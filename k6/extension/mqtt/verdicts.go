@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
@@ -53,6 +54,34 @@ func (mi *ModuleInstance) addStep(v sobek.Value) {
 		common.Throw(mi.vu.Runtime(), errors.New("addStep: a step is an object"))
 	}
 	mi.root.record.addStep(step)
+}
+
+// partsFailed counts the flows whose own verdict fails (verdict.Flows) in
+// a run of several flows in one process, at its end: judged as its result
+// file will be (result.Result.JudgeFlows), on the document the extension
+// builds from the run's state and the scenario's facts, { parameters,
+// flows }. It is a k6 threshold (mqtt_parts_failed), so that k6's exit code
+// says what the result's flow_verdicts say.
+func (mi *ModuleInstance) partsFailed(facts sobek.Value) int {
+	f, _ := exportValue(facts).(map[string]any)
+	sf := scenarioFacts{}
+	sf.parameters, _ = f["parameters"].(map[string]any)
+	sf.flows, _ = f["flows"].([]any)
+	r, err := result.Decode(mi.resultDocument(nil, nil, sf))
+	if err == nil {
+		r.Delivery = result.Account(result.FanoutsOf(r.Flows), []map[string]result.FlowDelivery{r.Delivery}, r.Streams)
+		err = r.JudgeFlows()
+	}
+	if err != nil {
+		common.Throw(mi.vu.Runtime(), err)
+	}
+	n := 0
+	for _, v := range r.FlowVerdicts {
+		if !v.Passed {
+			n++
+		}
+	}
+	return n
 }
 
 // rateShortfalls counts the steps so far that did not reach their rate

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
 )
 
 // FlowDelivery is one flow's delivery, in a single run's result and a
@@ -39,6 +41,9 @@ type FlowDelivery struct {
 	// DuplicatePublishers ran in more than one instance file (their sent
 	// and rejected are added up): instances of one run never share ids.
 	DuplicatePublishers []int64 `json:"duplicate_publishers,omitempty"`
+	// Latency is the flow's own pub-to-sub latency (FlowLatencies), absent
+	// where it received nothing timed.
+	Latency *load.Stats `json:"latency,omitempty"`
 
 	Group
 }
@@ -56,6 +61,9 @@ type Group struct {
 	PolledSockets  int64 `json:"polled_sockets"`
 	GrantedQoS     int   `json:"granted_qos"` // the lowest granted, -1 before any SUBACK (or no group)
 	ProbesReceived int64 `json:"probes_received"`
+	// Disconnects: drops of the groups' connections (a composite's
+	// background must keep every one open).
+	Disconnects int64 `json:"disconnects"`
 }
 
 // add folds another part's group into g (g: the parts so far, or zero).
@@ -69,6 +77,7 @@ func (g *Group) add(o Group, first bool) {
 	g.Received += o.Received
 	g.PolledSockets += o.PolledSockets
 	g.ProbesReceived += o.ProbesReceived
+	g.Disconnects += o.Disconnects
 	g.MinPerClient = min(g.MinPerClient, o.MinPerClient)
 	g.MaxPerClient = max(g.MaxPerClient, o.MaxPerClient)
 	if g.GrantedQoS < 0 || (o.GrantedQoS >= 0 && o.GrantedQoS < g.GrantedQoS) {

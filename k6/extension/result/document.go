@@ -69,6 +69,9 @@ type Result struct {
 	Ordering    verdict.Ordering  `json:"ordering"`
 	Diagnosis   verdict.Diagnosis `json:"diagnosis"`
 	Policy      verdict.Policy    `json:"policy"`
+	// Each flow's own verdict (verdict.Flows): a single run's or a merge's;
+	// an instance of several, seeing its share only, has none.
+	FlowVerdicts map[string]verdict.FlowVerdict `json:"flow_verdicts,omitempty"`
 
 	Timeline []map[string]any `json:"timeline"`
 	// Whole, so that instances' files merge exactly: every latency
@@ -136,6 +139,11 @@ func (r *Result) Judge() error {
 	// accounts the run.
 	if r.Instance == nil || r.Instance.Count <= 1 {
 		r.Delivery = Account(FanoutsOf(r.Flows), []map[string]FlowDelivery{r.Delivery}, r.Streams)
+		if err := r.JudgeFlows(); err != nil {
+			return err
+		}
+	} else if err := FlowLatencies(r.Delivery, r.Histograms); err != nil {
+		return err
 	}
 	MarkSteps(r.Steps, &d)
 	r.RateVerdict = verdict.RateVerdict(&d)

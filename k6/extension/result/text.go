@@ -160,6 +160,33 @@ func (s *summary) verdicts() {
 		s.add("flow "+FlowLabel(name), fmt.Sprintf("%d streams: expected %s, received %d, lost %d",
 			d.Streams, exp, d.Unique, d.Lost))
 	}
+	s.parts()
+}
+
+// parts: each part of a scenario of several flows (a composite's), in the
+// scenario's order, with the run's own verdict of it (verdict.Flows): a
+// single run's, or a merge's on the merged run.
+func (s *summary) parts() {
+	r := s.r
+	if len(r.Flows) <= 1 {
+		return
+	}
+	for _, f := range r.Flows {
+		name, _ := f["name"].(string)
+		v, ok := r.FlowVerdicts[name]
+		if !ok {
+			continue
+		}
+		state := "ok"
+		if !v.Passed {
+			state = "FAIL"
+		}
+		why := ""
+		if len(v.Failures) > 0 {
+			why = "; " + strings.Join(v.Failures, "; ")
+		}
+		s.lines = append(s.lines, fmt.Sprintf("  part %-10s %s: %s%s", name, state, v.Text, why))
+	}
 }
 
 // latency: pub-to-sub from the actual and the intended send, what each
