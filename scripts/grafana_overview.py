@@ -16,6 +16,7 @@ from grafana_flux import (
     PER_SECOND,
     ROLE_NAME,
     RUN,
+    k6,
     k6_gauge,
     k6_rate,
     k6_stats,
@@ -33,7 +34,7 @@ def k6_rate_by_flow(name, label):
     """msg/s of a k6 counter by flow (the groups' `flow` tag, k6/lib/run.js):
     a composite's parts apart, a scenario of one flow's under its name."""
     return (
-        where(ff.k6_value(name, RUN) + " and exists r.flow")
+        where(k6(ff.k6_value(name, RUN) + " and exists r.flow"))
         + '  |> group(columns: ["_measurement", "flow"])\n'
         + window("sum")
         + "\n"

@@ -18,7 +18,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
-LEVEL = 0.95  # the interval's confidence
+LEVEL_PCT = 95  # the interval's confidence, in percent (a statistic's, not a verdict's)
 RESAMPLES = 2000
 SEED = 36  # with the metric's name: each metric its own reproducible stream
 
@@ -77,7 +77,7 @@ def change(metric, base, cand):
     return 100.0 * (cand / base - 1.0)
 
 
-def interval(metric, base, cand, seed=SEED, resamples=RESAMPLES, level=LEVEL):
+def interval(metric, base, cand, seed=SEED, resamples=RESAMPLES, level_pct=LEVEL_PCT):
     """The bootstrap percentile interval of the change of medians (base and
     cand: each round's value), reproducible for a given seed."""
     rng = random.Random(f"{seed}:{metric.name}")
@@ -85,7 +85,7 @@ def interval(metric, base, cand, seed=SEED, resamples=RESAMPLES, level=LEVEL):
         change(metric, median(rng.choices(base, k=len(base))), median(rng.choices(cand, k=len(cand))))
         for _ in range(resamples)
     )
-    tail = (1.0 - level) / 2.0
+    tail = (100 - level_pct) / 200
     return got[int(tail * resamples)], got[min(resamples - 1, math.ceil((1.0 - tail) * resamples) - 1)]
 
 
@@ -180,6 +180,6 @@ def breach(v, bound):
     k = v.metric.kind
     return (
         f"{v.metric.name} regressed by {pct(v.change, k)} (median {v.base:.{v.metric.decimals}f} -> "
-        f"{v.cand:.{v.metric.decimals}f}; {LEVEL:.0%} interval {pct(v.low, k)} to {pct(v.high, k)}), "
+        f"{v.cand:.{v.metric.decimals}f}; {LEVEL_PCT}% interval {pct(v.low, k)} to {pct(v.high, k)}), "
         f"wholly beyond the bound {pct(bound, k)}"
     )

@@ -282,7 +282,7 @@ def judge(cols, manifest, header):
                 breaches.append(f"{c['name']}: {b}")
         rows.append(row)
     note = (
-        f"Each column's change against {base_name}: the change of the medians, its {regress.LEVEL:.0%} bootstrap "
+        f"Each column's change against {base_name}: the change of the medians, its {regress.LEVEL_PCT}% bootstrap "
         f"interval (rounds resampled {regress.RESAMPLES} times, seeded) and the verdict: regressed or improved only "
         "when the whole interval lies beyond the metric's noise floor (docs/comparison.md)."
     )
