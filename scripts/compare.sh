@@ -226,17 +226,26 @@ why() {
 
 result_ok() { is_result "$ROOT/reports/raw/$1.json"; }
 native_up() { "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; }
+# A native stack that was down when the comparison began is the comparison's
+# own (bench.sh starts it): it may switch that stack from one broker to the
+# next. A stack the user had up is theirs, never stopped here.
+OWN_STACK=false
+if [[ "$mode" == native ]] && ! native_up; then OWN_STACK=true; fi
 
 # native_ready B LOG: the native stack can run broker B (starting it is
 # bench.sh's or capacity.sh's job). When the stack runs another broker,
 # stack.sh up --broker B says whether B has a native build at all (it checks
-# that before anything else, and starts nothing); a running stack is not
-# this script's to stop.
+# that before anything else, and starts nothing); the comparison's own stack
+# is then stopped for B's, a user's is not this script's to stop.
 native_ready() {
   local b="$1" logf="$2" running
   native_up || return 0
   running="$(cat "$STATE/broker" 2>/dev/null || true)"
   [[ "$running" != "$b" ]] || return 0
+  if $OWN_STACK && is_native "$b"; then
+    log "the native stack this comparison started runs $running: stopping it for $b's (its data kept)"
+    "$ROOT/scripts/stack.sh" down >>"$logf" 2>&1 && return 0
+  fi
   if ! "$ROOT/scripts/stack.sh" up --broker "$b" >>"$logf" 2>&1 && ! grep -q 'already running' "$logf"; then
     return 1
   fi

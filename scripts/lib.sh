@@ -59,6 +59,8 @@ brokers() {
 }
 # is_broker NAME: NAME is one of brokers (a folder name, never a path).
 is_broker() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && -f "$ROOT/brokers/$1/broker.toml" ]]; }
+# is_native NAME: the native stack can run it (its broker.toml has a [native] command).
+is_native() { broker_fact "$1" native.command >/dev/null 2>&1; }
 # broker_fact NAME KEY: one value of brokers/NAME/broker.toml (KEY dotted:
 # image, metrics.telegraf); fails when it is not there.
 broker_fact() { python3 "$ROOT/scripts/broker_facts.py" get "$1" "$2"; }

@@ -1,0 +1,43 @@
+"""compare.sh --native over every broker the native stack can run (Mosquitto,
+HiveMQ CE, RabbitMQ, real each): the comparison starts the stack, runs each
+broker's column in turn, switching its own stack from one broker to the next,
+and writes compare.md with a column per broker, none marked. A stack the
+user had up is theirs: it is never switched (test_compare.py)."""
+
+import json
+import subprocess
+import time
+
+import broker_facts
+from conftest import OTHER_STACK_PORTS, ROOT, Stack, loopback_port
+from test_compare import cleanup, table
+
+NATIVE = [b for b in broker_facts.names() if "native" in broker_facts.load(b)]
+
+
+def test_compare_native_runs_every_native_broker_in_its_own_column(tmp_path):
+    assert {"mosquitto", "hivemq", "rabbitmq"} <= set(NATIVE), NATIVE
+    s = Stack(tmp_path / "state", OTHER_STACK_PORTS)
+    # Each broker's own ports (metrics, an Erlang node's), off a user's defaults.
+    own = sorted({var for b in NATIVE for var in broker_facts.load(b)["native"].get("ports", {})})
+    s.env.update({var: str(loopback_port(15390 + i)) for i, var in enumerate(own)})
+    compare_id = f"cmp-native-{time.time_ns()}"
+    args = ["--native", "--broker", ",".join(NATIVE), "--id", compare_id]
+    # p2p at QoS 1, laptop-sized; the p99 bound loose: exactness is asserted, not latency.
+    args += ["-e", "QOS=1", "-e", "SCALE=0.05", "-e", "DURATION=3s", "-e", "P99_MS=60000"]
+    try:
+        r = subprocess.run(
+            [str(ROOT / "scripts/compare.sh"), *args], env=s.env, text=True, capture_output=True, timeout=1200
+        )
+        assert r.returncode == 0, r.stderr[-4000:]
+        out = ROOT / "reports" / f"compare-{compare_id}"
+        md = (out / "compare.md").read_text()
+        header = table(md, "Delivery")[0][1:]
+        assert header == NATIVE, header  # a column each, none marked
+        results = json.loads((out / "results.json").read_text())
+        assert [b["status"] for b in results["brokers"]] == ["ran"] * len(NATIVE), results["brokers"]
+        delivery = {row[0]: row[1:] for row in table(md, "Delivery")[1:]}
+        assert delivery["lost"] == ["0"] * len(NATIVE) and "0" not in delivery["received"], delivery
+    finally:
+        s.run("down", check=False)
+        cleanup(compare_id)
