@@ -3,7 +3,9 @@ tables, the scenarios' parameter table in docs/scenarios.md): one way to
 write them, or, with --check, to fail naming the ones that are out of date,
 so that a test can tell a stale file from a fresh one."""
 
+import subprocess
 import sys
+from pathlib import Path
 
 
 def sync(files, what, command):
@@ -16,3 +18,16 @@ def sync(files, what, command):
         return
     for path in stale:
         path.write_text(files[path])
+
+
+def go_command(package):
+    """What a Go command of the extension (k6/extension/<package>) prints:
+    the generated files whose one source is Go's (the result schema, the
+    verdict policy)."""
+    return subprocess.run(
+        ["go", "run", f"./{package}"],
+        cwd=Path(__file__).resolve().parents[1] / "k6/extension",
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout

@@ -4,23 +4,16 @@ writes k6/extension/result/result.schema.json, or with --check fails naming
 it when it is out of date. Readers (scripts/report, scripts/capacity)
 validate result files against it."""
 
-import subprocess
 from pathlib import Path
 
-from generated import sync
+from generated import go_command, sync
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "k6/extension/result/result.schema.json"
 
 
 def generate():
-    return subprocess.run(
-        ["go", "run", "./result/cmd/resultschema"],
-        cwd=ROOT / "k6/extension",
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    return go_command("result/cmd/resultschema")
 
 
 if __name__ == "__main__":

@@ -3,23 +3,16 @@ for Python readers, from the Go package itself (k6/extension/verdict, printed
 by its cmd/verdictpolicy); with --check fails naming it when it is out of
 date, so that no Python reader restates a bound or a cause."""
 
-import subprocess
 from pathlib import Path
 
-from generated import sync
+from generated import go_command, sync
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "scripts/verdict_policy.py"
 
 
 def generate():
-    return subprocess.run(
-        ["go", "run", "./verdict/cmd/verdictpolicy"],
-        cwd=ROOT / "k6/extension",
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    return go_command("verdict/cmd/verdictpolicy")
 
 
 if __name__ == "__main__":

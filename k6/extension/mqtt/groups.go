@@ -10,6 +10,7 @@ import (
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // PublisherGroup is the JS face of load.PublisherGroup.
@@ -117,7 +118,7 @@ func (p *PublisherGroup) Connect() *sobek.Promise {
 		v, err := connected("PublisherGroup", p.g.Addr(), p.g.Clients(), p.g.Connect())
 		p.record.connected("pub", p.g.Flow(), v, err)
 		if err == nil && p.opts.cfg.Payload != nil {
-			p.record.templateSize(int(number(p.g.Stats()["payload_size"])))
+			p.record.templateSize(int(result.Number(p.g.Stats()["payload_size"])))
 		}
 		return v, err
 	})

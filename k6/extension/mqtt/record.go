@@ -3,6 +3,8 @@ package mqtt
 import (
 	"maps"
 	"sync"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/result"
 )
 
 // runRecord is what the test's groups found and what its scenario told
@@ -57,7 +59,7 @@ func (rr *runRecord) drained(flow string, stats map[string]any) {
 func (rr *runRecord) received(flow string) float64 {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	return number(rr.delivery[flow]["received"])
+	return result.Number(rr.delivery[flow]["received"])
 }
 
 func (rr *runRecord) templateSize(size int) {
@@ -88,17 +90,4 @@ func (rr *runRecord) complete() {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	rr.completed = true
-}
-
-// number reads a figure of a JS value or of a Go map alike.
-func number(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	}
-	return 0
 }

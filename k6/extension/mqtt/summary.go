@@ -103,7 +103,7 @@ func (mi *ModuleInstance) resultDocument(data, setup map[string]any, sf scenario
 	}
 	var duration any
 	if st, ok := data["state"].(map[string]any); ok {
-		duration = number(st["testRunDurationMs"]) / 1000
+		duration = result.Number(st["testRunDurationMs"]) / 1000
 	}
 	doc := map[string]any{
 		"schema": nil, "run_id": setup["run_id"], "started_at": setup["started_at"], "client_id_prefix": setup["client_prefix"],

@@ -113,8 +113,8 @@ func (s *summary) transport() {
 			cipher, _ := g["cipher_suite"].(string)
 			tls = v + ", " + cipher
 		}
-		if sec := number(g["seconds"]); sec > 0 {
-			connected, seconds = connected+number(g["connected"]), seconds+sec
+		if sec := Number(g["seconds"]); sec > 0 {
+			connected, seconds = connected+Number(g["connected"]), seconds+sec
 		}
 	}
 	if tls == "" {
@@ -148,8 +148,8 @@ func (s *summary) verdicts() {
 		s.add("ordering", r.Ordering.Text)
 	}
 	for _, st := range r.Steps {
-		s.add("step", fmt.Sprintf("target %s msg/s, achieved %s msg/s (%v B, %v)", figure(number(st["target_rate"])),
-			figure(number(st["achieved_rate"])), st["payload"], st["duration"]))
+		s.add("step", fmt.Sprintf("target %s msg/s, achieved %s msg/s (%v B, %v)", figure(Number(st["target_rate"])),
+			figure(Number(st["achieved_rate"])), st["payload"], st["duration"]))
 	}
 	for _, name := range SortedKeys(r.Delivery) {
 		d := r.Delivery[name]
@@ -206,12 +206,12 @@ func (s *summary) latency() {
 			"its CONNACK)", measured(rc, rc.P50), measured(rc, rc.P99), measured(rc, rc.Max), rc.Count))
 	}
 	for _, o := range r.Outages {
-		start := time.UnixMilli(int64(number(o["start_ms"]))).UTC().Format("2006-01-02T15:04:05.000Z")
+		start := time.UnixMilli(int64(Number(o["start_ms"]))).UTC().Format("2006-01-02T15:04:05.000Z")
 		open := ""
 		if o["end_ms"] == nil {
 			open = ", closed while still down"
 		}
-		s.add("outage", fmt.Sprintf("%s: %s s, up to %v connections down%s", start, figure(number(o["duration_s"])),
+		s.add("outage", fmt.Sprintf("%s: %s s, up to %v connections down%s", start, figure(Number(o["duration_s"])),
 			o["max_down"], open))
 	}
 }
@@ -288,9 +288,9 @@ func metricOf(key string) string {
 	return key
 }
 
-// number reads a figure of a document read from JSON (a float64) or built
-// in Go (an integer).
-func number(v any) float64 {
+// Number reads a figure of a document read from JSON (a float64), built in
+// Go (an integer) or handed over from JS.
+func Number(v any) float64 {
 	switch x := v.(type) {
 	case float64:
 		return x
