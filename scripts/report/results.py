@@ -142,3 +142,9 @@ def find(results_dirs, run_id=None):
             return Run(p, data)
     known = ", ".join(sorted(str(d.get("run_id")) for _, d in found)[-5:])
     raise MissingData(f"no result file for run {run_id!r} in {where} (latest runs: {known})")
+
+
+def latency(run, kind="pub_to_sub"):
+    """A latency summary, or {} when nothing was measured (its cells say n/a)."""
+    lat = (run.data.get("latency_ms") or {}).get(kind) or {}
+    return lat if lat.get("count") else {}
