@@ -25,7 +25,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
 
-from . import charts, rounds
+from . import baseline, charts, rounds
 from .compare_tables import (
     RUN_TABLES,
     SEARCH_TABLES,
@@ -184,7 +184,7 @@ def write(manifest, dirs, out, built=None):
     if in_rounds:
         brokers = rounds.columns(brokers)
         if opts.get("against"):
-            saved = rounds.read_baseline(opts["against"])
+            saved = baseline.read_baseline(opts["against"])
             brokers.insert(0, rounds.saved_column(saved, opts["against"]))
             opts["saved_name"] = brokers[0]["name"]
     breaches, refusals = [], []
@@ -280,7 +280,7 @@ def write(manifest, dirs, out, built=None):
         name = opts.get("baseline") or next(b["name"] for b in brokers if b["kind"] != "saved")
         col = next(b for b in brokers if b["name"] == name)
         if col["status"] == "ran":
-            rounds.save(opts["save_baseline"], col, manifest)
+            baseline.save(opts["save_baseline"], col, manifest, rounds.metric_rounds(col))
         else:
             print(f"error: --save-baseline: {name} did not run: no baseline saved", file=sys.stderr)
     for r in refusals:

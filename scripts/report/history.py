@@ -18,8 +18,8 @@ from pathlib import Path
 import flux_filters as ff
 
 from . import regress
+from .baseline import comparable
 from .results import SCHEMA
-from .rounds import comparable
 
 NOT_RECORDED = "not recorded"
 
