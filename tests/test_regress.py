@@ -51,6 +51,17 @@ def test_a_change_within_the_noise_floor_is_no_verdict():
     assert v.low > 0 and v.word.startswith("no change beyond noise")
 
 
+def test_a_sub_millisecond_latency_moving_less_than_a_millisecond_is_no_verdict():
+    """What an A/A comparison drew in CI: p99 0.2 ms on one side, 0.6 ms on
+    the other, +184% with an interval wholly beyond +10%. Less than 1 ms
+    apart is no change a latency can show; 5 ms more still is."""
+    base, cand = [0.21, 0.22, 0.20, 0.25, 0.217], [0.62, 0.58, 0.616, 0.70, 0.55]
+    v = verdict(METRICS["p99"], base, cand)
+    assert v.low > 10 and v.word.startswith("no change beyond noise"), v
+    assert breach(v, 10.0) is None
+    assert verdict(METRICS["p99"], base, [x + 5 for x in base]).word == "regressed"
+
+
 def test_an_na_figure_gives_no_verdict():
     assert verdict(METRICS["broker_cpu_per_msg"], [None, None], [1.0, 2.0]) is None
 

@@ -31,14 +31,18 @@ class Metric:
     floor: float  # the noise floor: % change, or points for kind "points"
     kind: str = "ratio"  # ratio: % change of the medians; points: their difference
     decimals: int = 3
+    # The least difference of the medians, in the metric's unit, that can be a
+    # change at all: a sub-millisecond latency doubles by chance (an A/A run
+    # drew p99 0.217 -> 0.616 ms, +184%, its interval wholly beyond +10%).
+    least: float = 0.0
 
 
 METRICS = {
     m.name: m
     for m in [
         Metric("rate", "delivered rate (msg/s)", -1, 2.0, decimals=1),
-        Metric("p50", "latency p50 (ms)", +1, 5.0),
-        Metric("p99", "latency p99 (ms)", +1, 10.0),
+        Metric("p50", "latency p50 (ms)", +1, 5.0, least=1.0),
+        Metric("p99", "latency p99 (ms)", +1, 10.0, least=1.0),
         Metric("broker_cpu_per_msg", "broker CPU per message (µs)", +1, 10.0, decimals=1),
         Metric("rss", "broker RSS max (MB)", +1, 5.0, decimals=1),
         Metric("conn_rate", "connection rate (conn/s)", -1, 10.0, decimals=1),
@@ -123,6 +127,8 @@ def verdict(metric, base, cand, seed=SEED):
     lo, hi = interval(metric, base, cand, seed)
     # The interval in the metric's "worse" direction: a rise of latency, a fall of rate.
     w_lo, w_hi = sorted((metric.worse * lo, metric.worse * hi))
+    if abs(mc - mb) < metric.least:
+        w_lo, w_hi = min(w_lo, 0.0), max(w_hi, 0.0)  # too small a difference to be a change
     if w_lo > metric.floor:
         word = "regressed"
     elif w_hi < -metric.floor:
@@ -175,7 +181,7 @@ def breach(v, bound):
     if v is None:
         return None
     w_lo = min(v.metric.worse * v.low, v.metric.worse * v.high)
-    if w_lo <= v.metric.worse * bound:
+    if w_lo <= v.metric.worse * bound or abs(v.cand - v.base) < v.metric.least:
         return None
     k = v.metric.kind
     return (
