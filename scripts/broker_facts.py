@@ -13,7 +13,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from generated import sync
+from generated import between_markers, sync
 
 BROKERS = Path(__file__).resolve().parent.parent / "brokers"
 BEGIN = "<!-- broker facts: rendered from broker.toml by scripts/broker_facts.py; edit that file -->"
@@ -87,11 +87,7 @@ def markdown(facts):
 
 def render_readme(text, facts):
     """The README text with the block between the markers rendered afresh."""
-    head, sep, rest = text.partition(BEGIN + "\n")
-    _, sep2, tail = rest.partition(END)
-    if not sep or not sep2:
-        raise ValueError(f"the markers are missing: {BEGIN!r} ... {END!r}")
-    return head + BEGIN + "\n" + markdown(facts) + "\n" + END + tail
+    return between_markers(text, BEGIN, END, markdown(facts))
 
 
 def get(name, key):

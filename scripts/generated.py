@@ -31,3 +31,13 @@ def go_command(package):
         capture_output=True,
         text=True,
     ).stdout
+
+
+def between_markers(text, begin, end, block):
+    """text with what stands between the lines begin and end replaced by
+    block: the generated part of a page written by hand around it."""
+    head, sep, rest = text.partition(begin + "\n")
+    _, sep2, tail = rest.partition(end)
+    if not sep or not sep2:
+        raise ValueError(f"the markers are missing: {begin!r} ... {end!r}")
+    return head + begin + "\n" + block + "\n" + end + tail

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from generated import sync
+from generated import between_markers, sync
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAMS = ROOT / "k6/lib/params.js"
@@ -130,11 +130,7 @@ def markdown(source):
 
 def render(doc, source):
     """The doc's text with the block between the markers rendered afresh."""
-    head, sep, rest = doc.partition(BEGIN + "\n")
-    _, sep2, tail = rest.partition(END)
-    if not sep or not sep2:
-        raise ValueError(f"the markers are missing: {BEGIN!r} ... {END!r}")
-    return head + BEGIN + "\n" + markdown(source) + "\n" + END + tail
+    return between_markers(doc, BEGIN, END, markdown(source))
 
 
 def main():
