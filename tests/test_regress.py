@@ -62,6 +62,27 @@ def test_a_sub_millisecond_latency_moving_less_than_a_millisecond_is_no_verdict(
     assert verdict(METRICS["p99"], base, [x + 5 for x in base]).word == "regressed"
 
 
+def test_a_quiet_brokers_cpu_within_a_clock_tick_is_no_change():
+    """What an A/A comparison drew in CI: a quiet Mosquitto's CPU read 0% in
+    most rounds of one side (procstat's 10 ms ticks, 1% of a core in a 1 s
+    sample), a median of 0 µs per message: "-100% improved". At 100 msg/s,
+    1% of a core is 100 µs per message: less apart is no change; a broker
+    using 5% of a core more still regresses."""
+    def rounds_of(cpus):
+        return [{"sub_rate": 100.0, "broker_cpu_avg": c, "published": 300} for c in cpus]
+
+    base = rounds.metric_rounds({"round_figures": rounds_of([0.67, 0.67, 0.33, 0.67, 0.33])})
+    cand = rounds.metric_rounds({"round_figures": rounds_of([0.0, 0.0, 0.0, 0.0, 0.33])})
+    m = METRICS["broker_cpu_per_msg"]
+    assert regress.least(m, base, cand) == pytest.approx(100.0)
+    assert verdict(m, base[m.name], cand[m.name]).word == "improved"  # without the tick: a false verdict
+    v = verdict(m, base[m.name], cand[m.name], least_diff=regress.least(m, base, cand))
+    assert v.word.startswith("no change beyond noise"), v
+    assert breach(v, 10.0) is None
+    hot = rounds.metric_rounds({"round_figures": rounds_of([5.3, 5.3, 5.7, 5.0, 5.3])})
+    assert verdict(m, base[m.name], hot[m.name], least_diff=regress.least(m, base, hot)).word == "regressed"
+
+
 def test_an_na_figure_gives_no_verdict():
     assert verdict(METRICS["broker_cpu_per_msg"], [None, None], [1.0, 2.0]) is None
 

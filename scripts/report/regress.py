@@ -35,6 +35,8 @@ class Metric:
     # change at all: a sub-millisecond latency doubles by chance (an A/A run
     # drew p99 0.217 -> 0.616 ms, +184%, its interval wholly beyond +10%).
     least: float = 0.0
+    # The same in % of one core, for a broker CPU figure (see least()).
+    least_cpu_pct: float = 0.0
 
 
 METRICS = {
@@ -43,7 +45,10 @@ METRICS = {
         Metric("rate", "delivered rate (msg/s)", -1, 2.0, decimals=1),
         Metric("p50", "latency p50 (ms)", +1, 5.0, least=1.0),
         Metric("p99", "latency p99 (ms)", +1, 10.0, least=1.0),
-        Metric("broker_cpu_per_msg", "broker CPU per message (µs)", +1, 10.0, decimals=1),
+        # procstat counts CPU in 10 ms clock ticks: in a 1 s sample one tick is
+        # 1% of a core, and a quiet broker's rounds read 0% and 1% by chance
+        # (an A/A run drew a median of 0, "-100% improved").
+        Metric("broker_cpu_per_msg", "broker CPU per message (µs)", +1, 10.0, decimals=1, least_cpu_pct=1.0),
         Metric("rss", "broker RSS max (MB)", +1, 5.0, decimals=1),
         Metric("conn_rate", "connection rate (conn/s)", -1, 10.0, decimals=1),
         Metric("loss", "loss (% of published)", +1, 0.01, kind="points"),
@@ -109,15 +114,28 @@ class Verdict:
     low: float
     high: float
     word: str  # regressed, improved, no change beyond noise (±x%)
+    least: float = 0.0  # the least difference of the medians that is a change
 
     def text(self):
         k = self.metric.kind
         return f"{pct(self.change, k)} [{pct(self.low, k)}, {pct(self.high, k)}] {self.word}"
 
 
-def verdict(metric, base, cand, seed=SEED):
+def least(metric, base_values, cand_values):
+    """The least difference of the medians, in the metric's unit, that can be
+    a change, given both sides' rounds ({metric: [value per round]}): a CPU
+    floor in % of one core is worth 1e4 * pct / rate µs per message."""
+    if not metric.least_cpu_pct:
+        return metric.least
+    rates = [r for r in [*base_values.get("rate", []), *cand_values.get("rate", [])] if r]
+    return max(metric.least, 1e4 * metric.least_cpu_pct / median(rates)) if rates else metric.least
+
+
+def verdict(metric, base, cand, seed=SEED, least_diff=None):
     """The verdict of a column's rounds (cand) against the baseline's (base);
-    None when either has no value (an n/a figure)."""
+    None when either has no value (an n/a figure). least_diff: least()'s,
+    else the metric's own."""
+    least_diff = metric.least if least_diff is None else least_diff
     base = [x for x in base if x is not None]
     cand = [x for x in cand if x is not None]
     if not base or not cand:
@@ -127,7 +145,7 @@ def verdict(metric, base, cand, seed=SEED):
     lo, hi = interval(metric, base, cand, seed)
     # The interval in the metric's "worse" direction: a rise of latency, a fall of rate.
     w_lo, w_hi = sorted((metric.worse * lo, metric.worse * hi))
-    if abs(mc - mb) < metric.least:
+    if abs(mc - mb) < least_diff:
         w_lo, w_hi = min(w_lo, 0.0), max(w_hi, 0.0)  # too small a difference to be a change
     if w_lo > metric.floor:
         word = "regressed"
@@ -136,7 +154,7 @@ def verdict(metric, base, cand, seed=SEED):
     else:
         reach = max(abs(lo), abs(hi))
         word = "no change beyond noise (±" + (f"{reach:.2f} pt)" if metric.kind == "points" else f"{reach:.1f}%)")
-    return Verdict(metric, mb, mc, c, lo, hi, word)
+    return Verdict(metric, mb, mc, c, lo, hi, word, least_diff)
 
 
 class BadBound(ValueError):
@@ -181,7 +199,7 @@ def breach(v, bound):
     if v is None:
         return None
     w_lo = min(v.metric.worse * v.low, v.metric.worse * v.high)
-    if w_lo <= v.metric.worse * bound or abs(v.cand - v.base) < v.metric.least:
+    if w_lo <= v.metric.worse * bound or abs(v.cand - v.base) < v.least:
         return None
     k = v.metric.kind
     return (

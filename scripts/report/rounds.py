@@ -230,7 +230,8 @@ def judge(cols, manifest, header):
     for m in regress.METRICS.values():
         row = [m.label + (f" (bound {regress.pct(bounds[m.name], m.kind)})" if m.name in bounds else "")]
         for c in others:
-            v = regress.verdict(m, base_values[m.name], metric_rounds(c)[m.name])
+            cand = metric_rounds(c)
+            v = regress.verdict(m, base_values[m.name], cand[m.name], least_diff=regress.least(m, base_values, cand))
             row.append(v.text() if v else "n/a (no figure)")
             b = breach(v, bounds.get(m.name))
             if b:
