@@ -216,7 +216,7 @@ if [[ "$mode" == native ]]; then
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
   # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
   version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}"
-  # A broker with no $SYS version topic (HiveMQ, RabbitMQ): what its broker.toml [native] version reads.
+  # A broker with no version_topic in its broker.toml (HiveMQ, RabbitMQ): what its [native] version reads.
   [[ -n "$version" ]] || version="$(python3 "$ROOT/scripts/broker_native.py" version "$broker" 2>/dev/null)" || version=""
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view

@@ -100,9 +100,19 @@ def get(name, key):
     print(value if isinstance(value, str) else json.dumps(value))
 
 
+def version_topics():
+    """Every broker's version_topic, one per line: a broker at a URL may be any of them."""
+    for name in names():
+        topic = load(name).get("version_topic")
+        if topic:
+            print(topic)
+
+
 def main():
     if sys.argv[1:2] == ["get"] and len(sys.argv) == 4:
         return get(sys.argv[2], sys.argv[3])
+    if sys.argv[1:] == ["version-topics"]:
+        return version_topics()
     files = {}
     for name in names():
         path = BROKERS / name / "README.md"

@@ -29,7 +29,6 @@ BROKER_SERIES = _broker_series()
 # broker.toml names (one Telegraf per stack): "connected" leaves them out,
 # the benchmark's clients alone, as the other brokers' counts (scraped over
 # HTTP) are.
-CLIENTS_TOPIC = "$SYS/broker/clients/connected"
 SYS_SUBSCRIBERS = max(
     (broker_facts.BROKERS.parent / broker_facts.load(b)["metrics"]["telegraf"])
     .read_text()
@@ -115,7 +114,7 @@ def sys_held(name):
     less = (
         f"\n  |> map(fn: (r) => ({{r with _value: if r._value > {SYS_SUBSCRIBERS}.0 then r._value - "
         f"{SYS_SUBSCRIBERS}.0 else 0.0}}))"
-        if sys_topic(name) == CLIENTS_TOPIC
+        if name == "connected"
         else ""
     )
     return (

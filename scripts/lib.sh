@@ -229,11 +229,15 @@ compose() {
 }
 
 # broker_version HOST PORT: the version the running broker reports on its
-# $SYS topics (Mosquitto: $SYS/broker/version; EMQX: $SYS/brokers/<node>/version),
-# not what a variable or the binary first on PATH names; empty when it says none.
+# version topic (each broker.toml's version_topic: the broker at a URL may be
+# any of them), not what a variable or the binary first on PATH names; empty
+# when it says none.
 broker_version() {
+  local topic args=()
   command -v mosquitto_sub >/dev/null || return 0
-  timeout 5 mosquitto_sub -h "$1" -p "$2" -t "\$SYS/broker/version" -t "\$SYS/brokers/+/version" -C 1 -W 4 2>/dev/null || true
+  while read -r topic; do args+=(-t "$topic"); done < <(python3 "$ROOT/scripts/broker_facts.py" version-topics)
+  ((${#args[@]})) || return 0
+  timeout 5 mosquitto_sub -h "$1" -p "$2" "${args[@]}" -C 1 -W 4 2>/dev/null || true
 }
 
 # broker_image BROKER: the image the compose broker's running container was

@@ -13,7 +13,7 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, Stack, bind, lib_value, loopback_port
+from conftest import ROOT, Stack, bind, lib_value, loopback_port, project_mosquitto
 
 COPY = "mosquitto2"
 # Ports of their own: the session's stack (conftest) may hold TEST_PORTS.
@@ -160,3 +160,27 @@ def test_a_new_broker_folder_runs_natively_compares_and_fills_the_broker_variabl
         assert entry["name"] == COPY and entry["status"] == "ran", entry
     finally:
         script(tree, "stack.sh", "down", env=stack.env)
+
+
+def test_the_version_a_run_records_is_read_on_the_topics_the_broker_folders_name(tree, tmp_path):
+    """broker_version asks the broker at a URL on every broker.toml's
+    version_topic, not on topics a script knows: a folder that names another
+    topic is heard on it, and a broker none names says nothing."""
+
+    for name in ("mosquitto", COPY):
+        path = tree / "brokers" / name / "broker.toml"
+        path.write_text(path.read_text().replace('version_topic = "$SYS/broker/version"', ""))
+    copy = tree / "brokers" / COPY / "broker.toml"
+    copy.write_text('version_topic = "bench/version"\n' + copy.read_text())
+
+    def version(root, port):
+        cmd = f'source "{root}/scripts/lib.sh"; broker_version 127.0.0.1 {port}'
+        return subprocess.run(["bash", "-c", cmd], text=True, capture_output=True, timeout=30).stdout.strip()
+
+    with project_mosquitto(tmp_path) as (port, _):
+        assert version(ROOT, port).startswith("mosquitto version "), "the checkout's folders name $SYS/broker/version"
+        assert version(tree, port) == "", "no folder of the tree names $SYS/broker/version"
+        subprocess.run(
+            ["mosquitto_pub", "-p", str(port), "-t", "bench/version", "-r", "-m", "mosquitto2 9.9"], check=True
+        )
+        assert version(tree, port) == "mosquitto2 9.9"
