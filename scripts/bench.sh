@@ -18,7 +18,8 @@
 #   profile's toxics (lan, wan, 4g, 3g, satellite: toxiproxy/profiles.toml,
 #   or a file of your own: path/to/file.toml), recorded in the result.
 #   BROKER_VERSION=V in the environment: the broker version the result
-#   records (default: its $SYS version natively, its image under compose).
+#   records (default: what it tells on its broker.toml's version_topic, or
+#   its [native] version, natively; its image under compose).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -112,16 +113,14 @@ env_args+=("${k6_args[@]}")
 user_local_address=false
 for kv in "${k6_env[@]}"; do [[ "$kv" == LOCAL_ADDRESS=* ]] && user_local_address=true; done
 
-# capabilities TABLE: BROKER_MQTT and BROKER_QOS, the broker's MQTT versions
-# and QoS levels as comma lists, from TABLE of its broker.toml (natively
-# native.capabilities, else capabilities); empty where it names none, which
-# the scenarios read as "all" (k6/lib/params.js refuses what it lacks).
+# capabilities [native]: BROKER_MQTT and BROKER_QOS, what the broker can do
+# as comma lists (empty: all), and BROKER_CAPABILITIES, the broker.toml table
+# they come from (scripts/broker_facts.py capabilities): k6/lib/params.js
+# refuses what it lacks, naming that table.
 capabilities() {
-  local k v
-  for k in mqtt qos; do
-    v=$(broker_fact "$broker" "$1.$k" 2>/dev/null || broker_fact "$broker" "capabilities.$k" 2>/dev/null) || v=""
-    printf -v "BROKER_${k^^}" '%s' "$(tr -d '[] "' <<<"$v")"
-  done
+  local out kv
+  out=$(python3 "$ROOT/scripts/broker_facts.py" capabilities "$broker" "$@") || die "cannot read brokers/$broker/broker.toml"
+  while IFS= read -r kv; do printf -v "${kv%%=*}" '%s' "${kv#*=}"; done <<<"$out"
 }
 
 # segment_args I: instance I's (0-based) execution segment of --instances,
@@ -229,9 +228,9 @@ if [[ "$mode" == native ]]; then
     url="$impair_url"
     impair_events "$impair"
   fi
-  capabilities native.capabilities
+  capabilities native
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw" BROKER_MQTT BROKER_QOS
+    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw" BROKER_MQTT BROKER_QOS BROKER_CAPABILITIES
   launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js"
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
@@ -258,9 +257,9 @@ else
   version="$(broker_image "$broker")"
   version="${BROKER_VERSION:-${version:+image $version}}"
   log "running $scenario (run $run_id)"
-  capabilities capabilities
+  capabilities
   launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$version" \
-    -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" \
+    -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" -e BROKER_CAPABILITIES="$BROKER_CAPABILITIES" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop

@@ -100,6 +100,26 @@ def get(name, key):
     print(value if isinstance(value, str) else json.dumps(value))
 
 
+def capabilities(name, native=False):
+    """(table, {"mqtt": [...], "qos": [...]}) of what the broker can do:
+    natively its [native.capabilities] where it has one (an older Debian
+    build than the image), else its [capabilities]; {} names none (all)."""
+    facts = load(name) or {}
+    own = (facts.get("native") or {}).get("capabilities") if native else None
+    return ("native.capabilities", own) if own else ("capabilities", facts.get("capabilities") or {})
+
+
+def capabilities_env(name, native=False):
+    """The scenarios' BROKER_MQTT and BROKER_QOS (comma lists, empty: all)
+    and BROKER_CAPABILITIES, the table a refusal names (k6/lib/params.js)."""
+    table, caps = capabilities(name, native)
+    return {
+        "BROKER_MQTT": ",".join(map(str, caps.get("mqtt", []))),
+        "BROKER_QOS": ",".join(map(str, caps.get("qos", []))),
+        "BROKER_CAPABILITIES": table,
+    }
+
+
 def version_topics():
     """Every broker's version_topic, one per line: a broker at a URL may be any of them."""
     for name in names():
@@ -113,6 +133,12 @@ def main():
         return get(sys.argv[2], sys.argv[3])
     if sys.argv[1:] == ["version-topics"]:
         return version_topics()
+    if sys.argv[1:2] == ["capabilities"] and len(sys.argv) in (3, 4):
+        if sys.argv[2] not in names():
+            sys.exit(f"no brokers/{sys.argv[2]}/broker.toml")
+        for k, v in capabilities_env(sys.argv[2], sys.argv[3:] == ["native"]).items():
+            print(f"{k}={v}")
+        return None
     files = {}
     for name in names():
         path = BROKERS / name / "README.md"

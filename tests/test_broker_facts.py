@@ -86,3 +86,21 @@ def test_the_native_rewrite_finds_every_line_it_names(name, tmp_path):
     conf = (tmp_path / f"{name}.conf").read_text()
     for pattern, _ in broker_facts.load(name)["native"]["rewrite"]:
         assert not re.search(pattern, conf, re.M), pattern
+
+
+def test_what_a_broker_can_do_is_read_from_one_table_that_the_refusal_names():
+    """scripts/bench.sh exports these (broker_facts.py capabilities): natively
+    a broker's [native.capabilities] where it has one, else [capabilities];
+    none named is all."""
+
+    def cli(*args):
+        out = subprocess.check_output([sys.executable, str(ROOT / "scripts/broker_facts.py"), "capabilities", *args])
+        return dict(line.split("=", 1) for line in out.decode().splitlines())
+
+    native = {"BROKER_MQTT": "3.1.1", "BROKER_QOS": "0,1", "BROKER_CAPABILITIES": "native.capabilities"}
+    assert cli("rabbitmq", "native") == broker_facts.capabilities_env("rabbitmq", native=True) == native
+    assert cli("rabbitmq") == {"BROKER_MQTT": "3.1.1,5", "BROKER_QOS": "0,1", "BROKER_CAPABILITIES": "capabilities"}
+    assert cli("mosquitto", "native") == {"BROKER_MQTT": "", "BROKER_QOS": "", "BROKER_CAPABILITIES": "capabilities"}
+    r = subprocess.run([sys.executable, str(ROOT / "scripts/broker_facts.py"), "capabilities", "nosuch"],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode != 0 and "brokers/nosuch/broker.toml" in r.stderr

@@ -68,6 +68,7 @@ def test_a_quiet_brokers_cpu_within_a_clock_tick_is_no_change():
     sample), a median of 0 µs per message: "-100% improved". At 100 msg/s,
     1% of a core is 100 µs per message: less apart is no change; a broker
     using 5% of a core more still regresses."""
+
     def rounds_of(cpus):
         return [{"sub_rate": 100.0, "broker_cpu_avg": c, "published": 300} for c in cpus]
 

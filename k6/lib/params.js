@@ -173,10 +173,12 @@ export function params(name, d) {
       'expiry interval is an MQTT 5 property; under 3.1.1 set CLEAN_SESSION=false to keep sessions, or set MQTT_VERSION=5');
   }
   // What the broker cannot do (its brokers/<name>/broker.toml [capabilities],
-  // which scripts/bench.sh exports as BROKER_MQTT and BROKER_QOS): refused
-  // here, before any connection, naming the broker and the capability.
+  // natively [native.capabilities], which scripts/bench.sh exports as
+  // BROKER_MQTT and BROKER_QOS, and the table as BROKER_CAPABILITIES):
+  // refused here, before any connection, naming the broker and the capability.
   const lacks = (v, value) => env.text(v, '') !== '' && !env.text(v, '').split(',').includes(String(value));
-  const facts = (what) => `brokers/${p.broker}/broker.toml [capabilities] ${what}`;
+  const table = env.text('BROKER_CAPABILITIES', 'capabilities');
+  const facts = (what) => `brokers/${p.broker}/broker.toml [${table}] ${what}`;
   if (lacks('BROKER_MQTT', p.version)) {
     throw new Error(`${name}: ${p.broker} lacks MQTT ${p.version} (${facts('mqtt')}: ${__ENV.BROKER_MQTT})` +
       (p.version === '5' ? ': this scenario needs it (shared subscriptions, MQTT 5 properties); choose p2p or fanout' : ''));

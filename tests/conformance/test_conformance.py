@@ -59,10 +59,9 @@ class Target:
     native: bool = False  # run here as the native stack runs it, not its image
 
     def capabilities(self):
-        """Its broker.toml [capabilities], natively [native.capabilities] where
-        that differs (an older Debian build than the image); {} when all."""
-        facts = broker_facts.load(self.name)
-        return (self.native and facts.get("native", {}).get("capabilities")) or facts.get("capabilities", {})
+        """What it can do as scripts/bench.sh reads it (broker_facts.capabilities):
+        natively its [native.capabilities] where it has one; {} when all."""
+        return broker_facts.capabilities(self.name, self.native)[1]
 
     @property
     def host_port(self):
@@ -167,15 +166,13 @@ def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, s
     if lacks:
         # A capability the broker lacks is refused before any connection,
         # naming the broker and the capability (scripts/bench.sh exports them).
-        caps = target.capabilities()
-        env |= {"BROKER_MQTT": ",".join(caps.get("mqtt", [])), "BROKER_QOS": ",".join(map(str, caps.get("qos", [])))}
-        p, _ = run_k6(k6_bin, SCENARIOS / f"{scenario}.js", env=env)
+        caps = broker_facts.capabilities_env(target.name, target.native)
+        p, _ = run_k6(k6_bin, SCENARIOS / f"{scenario}.js", env=env | caps)
         out = p.stdout + p.stderr
-        assert p.returncode != 0 and lacks[1] in out, out[-3000:]
+        where = f"brokers/{target.name}/broker.toml [{caps['BROKER_CAPABILITIES']}]"
+        assert p.returncode != 0 and lacks[1] in out and where in out, out[-3000:]
         assert not (tmp_path / f"{run_id}.json").exists(), "a result: it connected"
-        pytest.skip(
-            f"{target.name} lacks {lacks[0]} (brokers/{target.name}/broker.toml [capabilities]): refused before load"
-        )
+        pytest.skip(f"{target.name} lacks {lacks[0]} ({where}): refused before load")
     # A broker that grants shared subscriptions a lower QoS (HiveMQ CE: 1) is
     # measured at the QoS it grants, still exactly.
     shared_max = broker_facts.load(target.name).get("shared_subscriptions", {}).get("max_qos", 2)
