@@ -18,9 +18,10 @@ def env_file(path):
 
 
 def test_empty_secret_entries_are_regenerated_and_the_rest_kept(tmp_path):
-    # A copy of lib.sh and .env, so that the test's .env.local is its own.
+    # A copy of lib.sh (and the lib_secrets.sh it sources) and .env, so that the test's .env.local is its own.
     (tmp_path / "scripts").mkdir()
-    shutil.copy(ROOT / "scripts/lib.sh", tmp_path / "scripts/lib.sh")
+    for name in ("lib.sh", "lib_secrets.sh"):
+        shutil.copy(ROOT / "scripts" / name, tmp_path / "scripts" / name)
     shutil.copy(ROOT / ".env", tmp_path / ".env")
     local = tmp_path / ".env.local"
     lines = ["# my notes", "MY_SETTING=keep-me", "INFLUX_TOKEN=", "INFLUXDB_ADMIN_PASSWORD=chosen-by-me"]

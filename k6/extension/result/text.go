@@ -247,39 +247,6 @@ func (s *summary) thresholds() {
 	}
 }
 
-// merged: what a merge of several instances adds (a merge of one adds only
-// what it noted).
-func (s *summary) merged() {
-	m := s.r.Merge
-	if m == nil {
-		return
-	}
-	for _, gone := range m.MissingInstances {
-		s.add("missing", gone)
-	}
-	if s.merging() {
-		for _, in := range m.Instances {
-			v := "passed"
-			if !in.Passed {
-				v = "failed"
-			}
-			s.add("instance", fmt.Sprintf("%s on %s: %s on its own", in.Segment, in.Hostname, v))
-		}
-		if m.Clock.SkewRisk {
-			s.add("clock skew", m.Clock.Text)
-		}
-		if m.StartedAtSpreadS >= 1 {
-			s.add("start spread", fmt.Sprintf("the instances started up to %.1f s apart", m.StartedAtSpreadS))
-		}
-	}
-	for _, n := range m.Notes {
-		s.add("note", n)
-	}
-	if m.ThresholdsNote != "" {
-		s.add("note", "thresholds "+m.ThresholdsNote)
-	}
-}
-
 // metricOf is the metric a threshold key ("name{tag:v} expr") judges.
 func metricOf(key string) string {
 	if i := strings.IndexAny(key, "{ "); i >= 0 {
