@@ -72,9 +72,9 @@ def text(s):
 
 def whole_windows(predicate, fn, by=(), combine="sum"):
     """The windows of a k6 metric (the points predicate selects) that lie
-    wholly inside its run, fn applied to each, the runs' windows combined
-    per time (added up: the trials of a search): one table of _time and
-    _value, or one per value of the tags by keeps apart (a part's). The
+    wholly inside its run, fn applied to each, the runs' windows (the
+    trials of a search) combined per time by combine: one table of _time
+    and _value, or one per value of the tags by keeps apart (a part's). The
     extension pushes every second what the second before it held, and once
     more when it closes, so the window holding a run's last push covers
     less or more than a window (a run at 1,000 msg/s drew 1,205 msg/s
