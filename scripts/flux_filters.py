@@ -52,6 +52,8 @@ RECONNECT_DURATION = "mqtt_reconnect_duration"
 LATENCY_1S = "mqtt_latency_1s"
 LATENCY_INTENDED_1S = "mqtt_latency_intended_1s"
 SEND_LAG_1S = "mqtt_send_lag_1s"
+# Each flow's pub-to-sub latency per second (a composite's parts), tags flow and stat.
+FLOW_LATENCY_1S = "mqtt_flow_latency_1s"
 # One point per finished run, written by its report (report/history.py): the History dashboard's.
 RUN_SUMMARY = "mqtt_bench_run"
 
@@ -86,6 +88,12 @@ def k6_stats(name, run_id, stats):
     (or of all trials of a search, see run())."""
     either = " or ".join(tag("stat", s) for s in stats)
     return f"{measurement(name)} and {run(run_id)} and ({either})"
+
+
+def flows(pattern):
+    """The samples of the flows (k6/lib/run.js tags each group's) whose name
+    the regex pattern matches whole; a sample of no flow never does."""
+    return f"exists r.flow and r.flow =~ /^{pattern}$/"
 
 
 def run_steps(run_id):

@@ -70,21 +70,24 @@ def text(s):
     return json.dumps(s)
 
 
-def whole_windows(name, fn):
-    """The windows of a k6 metric that lie wholly inside its run, fn
-    applied to each, the runs' windows added up per time (the trials of a
-    search): one table of _time and _value. The extension pushes every
-    second what the second before it held, and once more when it closes, so
-    the window holding a run's last push covers less or more than a window
-    (a run at 1,000 msg/s drew 1,205 msg/s published and a target of 333
-    there), and the one holding its first began before the run. A window
-    must start at or after the run's first non-zero point and end at or
-    before its last (zeros: a meter's start, a closing subscriber's
-    publishes, the target after the last step)."""
+def whole_windows(predicate, fn, by=(), combine="sum"):
+    """The windows of a k6 metric (the points predicate selects) that lie
+    wholly inside its run, fn applied to each, the runs' windows (the
+    trials of a search) combined per time by combine: one table of _time
+    and _value, or one per value of the tags by keeps apart (a part's). The
+    extension pushes every second what the second before it held, and once
+    more when it closes, so the window holding a run's last push covers
+    less or more than a window (a run at 1,000 msg/s drew 1,205 msg/s
+    published and a target of 333 there), and the one holding its first
+    began before the run. A window must start at or after the run's (or
+    the part's) first non-zero point and end at or before its last (zeros:
+    a meter's start, a closing subscriber's publishes, the target after the
+    last step)."""
+    keys = json.dumps(["run_id", *by])
     return (
         "points = "
-        + where(k6(ff.k6_value(name, RUN)))
-        + '  |> group(columns: ["run_id"])\n'
+        + where(k6(predicate))
+        + f"  |> group(columns: {keys})\n"
         + "span = points\n  |> filter(fn: (r) => float(v: r._value) > 0.0)\n"
         + "  |> reduce(identity: {first: 0, last: 0}, fn: (r, accumulator) => ({\n"
         + "      first: if accumulator.first == 0 or int(v: r._time) < accumulator.first then int(v: r._time)"
@@ -92,23 +95,25 @@ def whole_windows(name, fn):
         + "      last: if int(v: r._time) > accumulator.last then int(v: r._time) else accumulator.last}))\n"
         + "windows = points\n"
         + window(fn)
-        + '\njoin(tables: {w: windows, s: span}, on: ["run_id"])\n'
+        + f"\njoin(tables: {{w: windows, s: span}}, on: {keys})\n"
         # aggregateWindow stamps a window with its end (_time).
         + "  |> filter(fn: (r) => int(v: r._time) - int(v: v.windowPeriod) >= r.first and int(v: r._time) <= r.last)\n"
-        + '  |> group(columns: ["_time"])\n  |> sum()\n  |> group()\n  |> sort(columns: ["_time"])'
+        + f"  |> group(columns: {json.dumps(['_time', *by])})\n  |> {combine}()\n"
+        + (f"  |> group(columns: {json.dumps(list(by))})\n" if by else "  |> group()\n")
+        + '  |> sort(columns: ["_time"])'
     )
 
 
 def k6_rate(name, label):
     """msg/s of a k6 counter (pushed as per-second deltas) over all its
     series, in the windows wholly inside the run."""
-    return whole_windows(name, "sum") + "\n" + PER_SECOND.rstrip("\n") + named(text(label))
+    return whole_windows(ff.k6_value(name, RUN), "sum") + "\n" + PER_SECOND.rstrip("\n") + named(text(label))
 
 
 def k6_mean(name, label):
     """A k6 gauge's mean per window, in the windows wholly inside the run
     (a rate the run asks for: the target)."""
-    return whole_windows(name, "mean") + named(text(label))
+    return whole_windows(ff.k6_value(name, RUN), "mean") + named(text(label))
 
 
 def stat_named(label):

@@ -6,6 +6,7 @@ memory and disk."""
 import flux_filters as ff
 import grafana_disk
 from grafana_broker_queries import broker_query
+from grafana_flows import FLOW_VARIABLE, flow_latency, k6_rate_by_flow
 from grafana_flux import (
     BROKER_CPU,
     BROKER_CPU_NAME,
@@ -13,34 +14,15 @@ from grafana_flux import (
     DELIVERY,
     HOST_CPU,
     HOST_MEM,
-    PER_SECOND,
     ROLE_NAME,
-    RUN,
-    k6,
+    VARIABLES,
     k6_gauge,
     k6_rate,
     k6_stats,
-    named,
-    text,
-    where,
-    window,
 )
 from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat, right_axis
 
 HEAP = "heap (Mosquitto $SYS)"
-
-
-def k6_rate_by_flow(name, label):
-    """msg/s of a k6 counter by flow (the groups' `flow` tag, k6/lib/run.js):
-    a composite's parts apart, a scenario of one flow's under its name."""
-    return (
-        where(k6(ff.k6_value(name, RUN) + " and exists r.flow"))
-        + '  |> group(columns: ["_measurement", "flow"])\n'
-        + window("sum")
-        + "\n"
-        + PER_SECOND.rstrip("\n")
-        + named(f"r.flow + {text(' ' + label)}")
-    )
 
 
 def overview():
@@ -48,7 +30,9 @@ def overview():
         "mqtt-bench-overview",
         "Benchmark overview",
         "TPS, pub-to-sub latency, success, connections, host and broker CPU and memory of one run, or of every "
-        "trial of a capacity search (run_id lists both; the Capacity trials annotation marks each trial).",
+        "trial of a capacity search (run_id lists both; the Capacity trials annotation marks each trial). "
+        "flow chooses the parts the panels by part draw.",
+        variables=VARIABLES + [FLOW_VARIABLE],
     )
     ov.panel(
         "TPS in and out (msg/s)",
@@ -60,10 +44,23 @@ def overview():
         "Messages by part (msg/s)",
         [k6_rate_by_flow(ff.PUBLISHES, "published"), k6_rate_by_flow(ff.RECEIVES, "received")],
         description="Each flow's published and received msg/s (the k6 counters' flow tag): a composite's parts "
-        "(p2p, fanout, fanin) apart. Each part's latency and verdict are in its result and report (a table per "
-        "part); the per-second latency here is the run's.",
+        "(p2p, fanout, fanin) apart, those chosen in flow; in the windows wholly inside each part's traffic.",
     )
-    ov.panel("Pub-to-sub latency p50 / p99 (ms)", [k6_stats(ff.LATENCY_1S, ["p50", "p99"])], "ms")
+    ov.panel(
+        "Pub-to-sub latency p50 / p99 (ms)",
+        [k6_stats(ff.LATENCY_1S, ["p50", "p99"])],
+        "ms",
+        description="The run's: every flow's messages together (a composite's parts apart: by part, beside).",
+    )
+    ov.panel(
+        "Pub-to-sub latency by part p50 / p99 (ms)",
+        [flow_latency(["p50", "p99"])],
+        "ms",
+        description="Each flow's own pub-to-sub latency (the extension's histogram per flow, whose whole-run "
+        "figures are the part's in its result and report), those chosen in flow: the highest p50 and p99 of a "
+        "window's seconds, in the windows wholly inside the part's traffic. The background sends nothing and "
+        "has none.",
+    )
     ov.panel(
         "Delivery success (%)",
         [DELIVERY],

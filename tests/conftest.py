@@ -118,9 +118,11 @@ def broker_panel_queries(broker):
                 yield p["title"], t["query"]
 
 
-def bind(query, start, run_id, scenario, broker="mosquitto"):
-    """What Grafana does: the v record and the template variables."""
+def bind(query, start, run_id, scenario, broker="mosquitto", flow=".*"):
+    """What Grafana does: the v record and the template variables (flow: the
+    regex Grafana writes for the parts chosen, .* for All)."""
     q = query.replace("${run_id}", run_id).replace("${broker}", broker).replace("${scenario}", scenario)
+    q = q.replace("${flow:regex}", flow)
     q = q.replace("${broker:regex}", broker)  # History's brokers, several or all: one here
     lines = q.split("\n")
     imports = [line for line in lines if line.startswith("import ")]

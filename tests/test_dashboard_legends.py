@@ -32,6 +32,7 @@ LEGENDS = {
     "TPS in and out (msg/s)": {"published", "received"},
     "Messages by part (msg/s)": {"p2p published", "p2p received"},
     "Pub-to-sub latency p50 / p99 (ms)": {"p50", "p99"},
+    "Pub-to-sub latency by part p50 / p99 (ms)": {"p2p p50", "p2p p99"},
     "Connections (generator)": {"publishers", "subscribers"},
     "Host CPU and broker CPU (%)": {"host CPU, % of all cores", "broker CPU, % of one core"},
     "Host memory used (%)": {"host memory used"},

@@ -3,11 +3,12 @@ after a real p2p run on Mosquitto, or from points as k6 writes them, must
 not mislead a reader who knows nothing of how it was computed: no partial
 second drawn as a rate, no two bases on one axis, no series flat on
 another's scale, no client of the stack's own counted as the benchmark's,
-a variable that filters, and a reconnect delay that says when there was
-none."""
+a variable that filters, a reconnect delay that says when there was
+none, and a composite's parts each on its own series."""
 
+import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
@@ -15,7 +16,7 @@ import requests
 import grafana_flux
 import grafana_frames as gf
 import test_dashboard_legends as legends
-from conftest import TEST_PORTS, bind, load_dashboards, wait_until
+from conftest import TEST_PORTS, bind, load_dashboards, run_scenario_to_influx, wait_until
 from test_dashboard_legends import answer, series
 
 # The run the legends are checked on: a module fixture, run again here.
@@ -60,12 +61,12 @@ def test_rates_are_drawn_in_whole_seconds_of_the_run(stack, p2p_run, period):
     # under the datasource's timeInterval, 1 s: one k6 push each.
     start, run_id = p2p_run
     drawn = {}
-    for title in ("TPS in and out (msg/s)", "Achieved vs target rate (msg/s)"):
+    for title in ("TPS in and out (msg/s)", "Achieved vs target rate (msg/s)", "Messages by part (msg/s)"):
         for t in panel(title)["targets"]:
             q = bind(t["query"], start, run_id, "p2p").replace("windowPeriod: 2s", f"windowPeriod: {period}")
             for fr in gf.frames(gf.annotated_csv(stack, q)):
                 drawn[fr.fields[1].name] = [float(v) for v in fr.fields[1].values if v]
-    assert set(drawn) == {"published", "received", "achieved", "target"}
+    assert set(drawn) == {"published", "received", "achieved", "target", "p2p published", "p2p received"}
     for name, values in drawn.items():
         assert values, name
         assert min(STEPS) * 0.95 <= min(values) and max(values) <= max(STEPS) * 1.05, (name, values)
@@ -167,3 +168,89 @@ def test_reconnect_delay_shows_p50_p99_and_max_or_says_there_was_none(stack, p2p
     start, run_id = p2p_run
     assert not series(stack, p["title"], start, run_id)
     assert p["fieldConfig"]["defaults"]["noValue"] == "no reconnects"
+
+
+# ---- A composite's parts -----------------------------------------------------
+# Its traffic parts (k6/lib/composite.js); the background is a flow too, one
+# that sends nothing.
+PARTS = ("p2p", "fanout", "fanin")
+PART_LATENCY = "Pub-to-sub latency by part p50 / p99 (ms)"
+
+
+@pytest.fixture(scope="module")
+def composite_run(stack, k6_bin, tmp_path_factory):
+    """A real composite run, as small as tests/test_composite.py runs it but
+    long enough for whole 2 s windows of every part: (start, run id, the
+    run's result)."""
+    start = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    run_id = f"parts-{int(time.time())}"
+    res = tmp_path_factory.mktemp("res")
+    p, _ = run_scenario_to_influx(stack, k6_bin, "composite", run_id, res, SCALE="0.05", DURATION="8s")
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    time.sleep(3)  # Telegraf flushes every second
+    return start, run_id, json.loads((res / f"{run_id}.json").read_text())
+
+
+def drawn_parts(stack, title, start, run_id, flow=".*"):
+    """{legend name: [values]} of a panel after the composite run, with the
+    parts chosen in flow (Grafana's regex of them; All: .*)."""
+    out = {}
+    for t in panel(title)["targets"]:
+        text = gf.annotated_csv(stack, bind(t["query"], start, run_id, "composite", flow=flow))
+        for fr, f in gf.value_fields(gf.frames(text)):
+            # The legend names the series: no label or frame name beside it.
+            assert not f.labels and not fr.name, (title, f.labels, fr.name)
+            out[f.name] = [float(v) for v in f.values if v]
+    return out
+
+
+def test_the_flow_variable_lists_the_parts_of_the_run_chosen(stack, composite_run):
+    start, run_id, result = composite_run
+    variables = load_dashboards()["benchmark-overview.json"]["templating"]["list"]
+    names = [v["name"] for v in variables]
+    assert names.index("run_id") < names.index("flow")  # a run's parts: the run is chosen first
+    flow = variables[names.index("flow")]
+    # Every part at first, or those chosen, as a regex the queries match.
+    assert flow["includeAll"] and flow["multi"] and flow["allValue"] == ".*"
+    assert flow["current"]["value"] == ["$__all"]
+    parts = {r["_value"] for r in stack.flux(bind(flow["query"], start, run_id, "composite"))}
+    assert parts == {f["name"] for f in result["flows"]} == {"background", *PARTS}
+    assert not stack.flux(bind(flow["query"], start, "no-such-run", "composite"))
+
+
+def test_each_part_has_its_own_latency_named_by_part_and_statistic(stack, composite_run):
+    start, run_id, result = composite_run
+    assert panel(PART_LATENCY)["fieldConfig"]["defaults"]["unit"] == "ms"
+    latency = drawn_parts(stack, PART_LATENCY, start, run_id)
+    # The background sends nothing: it has no latency.
+    assert set(latency) == {f"{part} {stat}" for part in PARTS for stat in ("p50", "p99")}
+    for part in PARTS:
+        p50, p99 = latency[f"{part} p50"], latency[f"{part} p99"]
+        assert p50 and len(p50) == len(p99), (part, p50, p99)
+        assert all(0 < a <= b for a, b in zip(p50, p99, strict=True)), (part, p50, p99)
+        # The part's own messages: no window's p99 beyond the slowest of them.
+        assert max(p99) <= result["delivery"][part]["latency"]["max"] * 1.01, (part, p99)
+    # The flow variable chooses the parts drawn: one, or several.
+    assert set(drawn_parts(stack, PART_LATENCY, start, run_id, "fanout")) == {"fanout p50", "fanout p99"}
+    assert set(drawn_parts(stack, PART_LATENCY, start, run_id, "(p2p|fanin)")) == {
+        "p2p p50", "p2p p99", "fanin p50", "fanin p99"
+    }  # fmt: skip
+
+
+def test_messages_by_part_are_each_parts_own_and_chosen_by_flow(stack, composite_run):
+    start, run_id, result = composite_run
+    rates = drawn_parts(stack, "Messages by part (msg/s)", start, run_id)
+    assert set(rates) == {f"{part} {what}" for part in PARTS for what in ("published", "received")}
+    flows = {f["name"]: f for f in result["flows"]}
+    for part in PARTS:
+        # 1 msg/s a publisher (the parts' rates differ: fan-out has one);
+        # each message to `fanout` subscribers. Loose: a 2 s window holds
+        # each publisher's 1 to 3 messages as its sends fall.
+        published = flows[part]["publishers"]
+        for what, rate in (("published", published), ("received", published * flows[part]["fanout"])):
+            values = rates[f"{part} {what}"]
+            assert values and all(0.5 * rate <= v <= 1.5 * rate for v in values), (part, what, rate, values)
+    assert set(drawn_parts(stack, "Messages by part (msg/s)", start, run_id, "p2p")) == {
+        "p2p published",
+        "p2p received",
+    }

@@ -260,8 +260,22 @@ def check_template_variables():
                 assert set(re.findall(r"\$\{(\w+)\}", q)) <= names, (board, title)
 
 
+def check_multi_value_variables_match_as_regex():
+    for name, d in load_dashboards().items():
+        multi = [v for v in d["templating"]["list"] if v.get("multi")]
+        for v in multi:
+            # All: the allValue as it is, which matches every value.
+            assert v["includeAll"] and v["allValue"] == ".*", (name, v["name"])
+        for board, title, q in dashboard_queries():
+            for v in multi if board == name else ():
+                # Every use a whole-value match of the values chosen: (a|b), escaped.
+                uses = len(re.findall(r"\$\{" + v["name"] + r"\b", q))
+                assert uses == q.count("=~ /^${" + v["name"] + ":regex}$/"), (board, title, v["name"])
+
+
 def check_variables_read_written_tags():
     scenario_js = (ROOT / "k6/lib/scenario.js").read_text()
+    run_js = (ROOT / "k6/lib/run.js").read_text()
     telegraf = (ROOT / "telegraf/telegraf.conf").read_text()
     capacity = (ROOT / "scripts/capacity/trial.py").read_text()
     written = {
@@ -271,6 +285,9 @@ def check_variables_read_written_tags():
         # The capacity search's trials: SEARCH_ID, which the scenario puts
         # on every sample.
         "search": "exec.vu.metrics.tags.search" in scenario_js and "SEARCH_ID=" in capacity,
+        # Each group's flow, on its counters (the overview lists a run's
+        # flows from its mqtt_connects).
+        "flow": "c.tags = { flow: f.name }" in run_js,
     }
     # History's: the tags of each run's summary point, which its report writes.
     summary = re.search(r"tags = \{(.*?)\n    \}", (ROOT / "scripts/report/history.py").read_text(), re.S).group(1)
@@ -476,8 +493,17 @@ FACTS = [
         check_template_variables,
     ),
     (
+        "multi_value_variables_match_as_regex",
+        "grafana/scenes@59f4d843 packages/scenes/src/variables/interpolation/formatRegistry.ts (regex: each value "
+        "escaped, several as (<value>|<value>)); grafana/scenes@54f7b920 "
+        "packages/scenes/src/variables/variants/MultiValueVariable.ts (CustomAllValue.formatter: a custom allValue "
+        "as it is for every format but text, percentencode and queryparam)",
+        check_multi_value_variables_match_as_regex,
+    ),
+    (
         "variables_read_tags_the_project_writes",
-        "k6/lib/scenario.js (options.tags scenario, broker; exec.vu.metrics.tags.run_id); telegraf/telegraf.conf "
+        "k6/lib/scenario.js (options.tags scenario, broker; exec.vu.metrics.tags.run_id); k6/lib/run.js (a "
+        "group's tags: flow); telegraf/telegraf.conf "
         "[global_tags] broker; scripts/capacity/trial.py (SEARCH_ID, tagged as search by k6/lib/scenario.js); "
         "scripts/report/history.py (the tags of a run's summary point, History's variables); run "
         "against InfluxDB by "

@@ -43,3 +43,19 @@ func (f *flowHists) all() map[string]*shardedHist {
 	}
 	return out
 }
+
+// collected moves each flow's records since the last call into its window
+// (collect) and returns the flows' histograms by flow name: what the
+// reporter pushes each second as mqtt_flow_latency_1s.
+func (f *flowHists) collected() map[string]*shardedHist {
+	f.mu.Lock()
+	out := make(map[string]*shardedHist, len(f.m))
+	for flow, h := range f.m {
+		out[flow] = h
+	}
+	f.mu.Unlock()
+	for _, h := range out {
+		h.collect()
+	}
+	return out
+}

@@ -56,6 +56,11 @@ const (
 	MetricTargetRate    = "mqtt_target_rate"         // gauge: msg/s the publishers aim at
 	MetricAchievedRatio = "mqtt_rate_achieved_ratio" // gauge: lowest achieved/target of any publish phase so far
 
+	// Gauge: each flow's pub-to-sub latency per second (tags flow and stat,
+	// as <name>_1s): a composite's parts apart in a time series, as the
+	// result's delivery.<part>.latency keeps them for the whole run.
+	MetricFlowLatency = "mqtt_flow_latency_1s"
+
 	// Gauge: connections lost whose reconnect is pending, run-wide.
 	MetricConnectionsDown = "mqtt_connections_down"
 	// Counter, pushed once at the end by CheckSamples: one per threshold
@@ -171,6 +176,7 @@ type Metrics struct {
 	Counters    [CounterKinds]*metrics.Metric
 	Totals      [HistKinds][]*metrics.Metric // indexed like TotalStats
 	Windows     [HistKinds]*metrics.Metric
+	FlowWindows *metrics.Metric // mqtt_flow_latency_1s
 	Connections *metrics.Metric
 	TargetRate  *metrics.Metric
 	Achieved    *metrics.Metric

@@ -79,6 +79,7 @@ func (r *Run) flush(only *Meter) {
 	for _, hist := range r.hists {
 		hist.collect()
 	}
+	flows := r.flowHists.collected()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.metrics == nil {
@@ -151,6 +152,18 @@ func (r *Run) flush(only *Meter) {
 			for _, s := range windowStats() {
 				sample(r.metrics.Windows[k], via.test.With("stat", s), window.get(s))
 			}
+		}
+	}
+	// Each flow's second, as the run's above. A group of no flow (the
+	// extension used without one) has no tag to carry: the run's is its.
+	for flow, hist := range flows {
+		window, _ := hist.snapshot()
+		if flow == "" || window.Count == 0 {
+			continue
+		}
+		tags := via.test.With("flow", flow)
+		for _, s := range windowStats() {
+			sample(r.metrics.FlowWindows, tags.With("stat", s), window.get(s))
 		}
 	}
 	if metrics.PushIfNotDone(via.ctx, via.samples, out) {

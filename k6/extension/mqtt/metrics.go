@@ -31,6 +31,7 @@ func registerMetrics(r *metrics.Registry) (*load.Metrics, error) {
 		}
 		m.Windows[k] = must(n+"_1s", metrics.Gauge, metrics.Time)
 	}
+	m.FlowWindows = must(load.MetricFlowLatency, metrics.Gauge, metrics.Time)
 	m.Connections = must(load.MetricConnections, metrics.Gauge)
 	m.TargetRate = must(load.MetricTargetRate, metrics.Gauge)
 	m.Achieved = must(load.MetricAchievedRatio, metrics.Gauge)

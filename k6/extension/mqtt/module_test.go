@@ -21,7 +21,8 @@ type testVU struct {
 	samples chan metrics.SampleContainer
 
 	mu   sync.Mutex
-	tags map[string]map[string]string // metric name → tags of a sample seen
+	tags map[string]map[string]string   // metric name → tags of a sample seen
+	all  map[string][]map[string]string // metric name → the tags of every sample
 }
 
 func newTestVU(t *testing.T) *testVU {
@@ -30,12 +31,13 @@ func newTestVU(t *testing.T) *testVU {
 	inst := New().NewModuleInstance(rt.VU)
 	internal := &internalInstance{inst.(*ModuleInstance)}
 	samples := make(chan metrics.SampleContainer, 10000)
-	v := &testVU{rt: rt, samples: samples, tags: map[string]map[string]string{}}
+	v := &testVU{rt: rt, samples: samples, tags: map[string]map[string]string{}, all: map[string][]map[string]string{}}
 	go func() {
 		for c := range samples { // as a k6 output would
 			for _, s := range c.GetSamples() {
 				v.mu.Lock()
 				v.tags[s.Metric.Name] = s.Tags.Map()
+				v.all[s.Metric.Name] = append(v.all[s.Metric.Name], s.Tags.Map())
 				v.mu.Unlock()
 			}
 		}
@@ -72,6 +74,13 @@ func (v *testVU) sampleTags(metric string) map[string]string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
+}
+
+// allTags are the tags of every sample of metric pushed so far.
+func (v *testVU) allTags(metric string) []map[string]string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]map[string]string(nil), v.all[metric]...)
 }
 
 type dialerFunc func(ctx context.Context, network, addr string) (net.Conn, error)
