@@ -8,8 +8,10 @@ import os
 import re
 import subprocess
 import sys
+from urllib.parse import urlparse
 
 import pytest
+import yaml
 
 import broker_facts
 import flux_filters as ff
@@ -104,3 +106,36 @@ def test_what_a_broker_can_do_is_read_from_one_table_that_the_refusal_names():
     r = subprocess.run([sys.executable, str(ROOT / "scripts/broker_facts.py"), "capabilities", "nosuch"],
                        capture_output=True, text=True)  # fmt: skip
     assert r.returncode != 0 and "brokers/nosuch/broker.toml" in r.stderr
+
+
+# The ports every broker's profile publishes (compose.yaml's x-broker-ports).
+STACK_PORTS = {"MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT"}
+
+
+@pytest.mark.parametrize("name", BROKERS)
+def test_compose_facts_are_its_profiles(name):
+    """[compose] says what the broker's service in compose.yaml publishes
+    beyond the stack's ports, where its metrics endpoint is on the host, and
+    which files it reads: the compose tests and CI act on these facts alone."""
+    facts = broker_facts.load(name)
+    table, endpoint = facts.get("compose", {}), urlparse(facts["metrics"]["endpoint"])
+    service = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"][name]
+    published = dict(p for s in service["ports"] for p in re.findall(r"\$\{(\w+):-(\d+)\}", s))
+    ports = {k: str(v) for k, v in table.get("ports", {}).items()}
+    assert {k: v for k, v in published.items() if k not in STACK_PORTS} == ports
+    url = table.get("metrics_url", "")
+    if not table.get("metrics", True):
+        assert not url, "no metrics, yet a metrics_url"
+    elif facts["metrics"]["input"] == "inputs.prometheus":
+        # The endpoint Telegraf reads on compose's network, as the host reaches it.
+        (var,) = re.findall(r"\{(\w+)\}", url)
+        assert url == f"http://127.0.0.1:{{{var}}}{endpoint.path}", url
+        assert any(s.endswith(f"${{{var}:-{ports[var]}}}:{endpoint.port}") for s in service["ports"]), service["ports"]
+    if "claims_secret" in table:
+        assert table["claims_secret"] in facts["secrets"]
+        assert any("<generated>" in json.dumps(c) for c in facts["claims"])
+    if "eula_file" in table:
+        assert "=" in table["eula"]
+        assert f"./brokers/{name}/{table['eula_file']}" in json.dumps(service["env_file"])
+        ignored = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", f"brokers/{name}/{table['eula_file']}"])
+        assert ignored.returncode == 0, "a user's acceptance is theirs: the file is git-ignored"

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+import broker_facts
 from conftest import PORT_OFFSET, ROOT, loopback_port
 
 # The stack's own ports and project, never the defaults a user's stack (native
@@ -30,11 +31,21 @@ E2E_ENV = {
     "TELEGRAF_K6_PORT": loopback_port(13187),
     "NODE_EXPORTER_PORT": loopback_port(13100),
     "GRAFANA_PORT": loopback_port(13030),
-    "EMQX_DASHBOARD_PORT": loopback_port(13018),
-    "NANOMQ_HTTP_PORT": loopback_port(13081),
-    "VERNEMQ_HTTP_PORT": loopback_port(13088),
     "COMPOSE_PROJECT_NAME": f"mqtt-bench-e2e-{PORT_OFFSET}",
 }
+# Every broker's own published ports too (its broker.toml [compose] ports).
+OWN_PORTS = sorted({v for b in broker_facts.names() for v in broker_facts.load(b).get("compose", {}).get("ports", {})})
+E2E_ENV |= {var: loopback_port(13960 + i) for i, var in enumerate(OWN_PORTS)}
+
+
+def e2e(*args, timeout=1500):
+    return subprocess.run(
+        [str(ROOT / "tests/compose/e2e.sh"), *args],
+        env=dict(os.environ, **{k: str(v) for k, v in E2E_ENV.items()}),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +62,7 @@ def docker_engine():
 
 
 def test_mosquitto_profile_from_a_fresh_copy_runs_fanin_and_reports(docker_engine):
-    r = subprocess.run(
-        [str(ROOT / "tests/compose/e2e.sh"), "--broker", "mosquitto", "--stand-ins", "--conformance"],
-        env=dict(os.environ, **{k: str(v) for k, v in E2E_ENV.items()}),
-        text=True,
-        capture_output=True,
-        timeout=1500,
-    )
+    r = e2e("--broker", "mosquitto", "--stand-ins", "--conformance")
     # The script's own verdict first (its error line), then the stack's last logs.
     said = "\n".join(line for line in r.stderr.splitlines() if line.startswith(("error:", "warning:", "==> ")))
     assert r.returncode == 0, said[-4000:] + "\n...\n" + (r.stdout + r.stderr)[-3000:]
@@ -101,3 +106,20 @@ def test_stand_ins_listen_on_the_tests_ports_not_the_defaults():
     assert not found, found
     for var in ("MQTT_PORT", "INFLUXDB_PORT", "TELEGRAF_K6_PORT", "NODE_EXPORTER_PORT", "GRAFANA_PORT"):
         assert str(E2E_ENV[var]) in out, f"no service uses {var}={E2E_ENV[var]}"
+
+
+@pytest.mark.parametrize(
+    "name", [b for b in broker_facts.names() if "eula_file" in broker_facts.load(b).get("compose", {})]
+)
+def test_a_broker_whose_eula_is_unaccepted_is_refused_before_anything_starts(name):
+    # Its broker.toml [compose] names the file; --accept-eula writes it.
+    r = e2e("--broker", name, timeout=60)
+    eula = broker_facts.load(name)["compose"]["eula_file"]
+    assert r.returncode != 0 and "--accept-eula" in r.stderr and f"brokers/{name}/{eula}" in r.stderr, r.stderr
+    assert "docker compose" not in r.stderr, r.stderr
+
+
+def test_stand_ins_are_refused_for_a_broker_without_a_stand_in_image():
+    without = [b for b in broker_facts.names() if not (ROOT / f"tests/compose/images/{b}.Dockerfile").exists()]
+    r = e2e("--broker", without[0], "--stand-ins", timeout=60)
+    assert r.returncode != 0 and "no stand-in image" in r.stderr, r.stderr

@@ -10,9 +10,11 @@
 # fails on a panel error, a Flux group key in a legend or a `_value` stat;
 # the stack is taken down (volumes too) at the end.
 #
-# Usage: tests/compose/dashboards.sh [--broker mosquitto] [--accept-vernemq-eula] [--out DIR] [--keep]
-#   --accept-vernemq-eula  writes brokers/vernemq/eula.env, as a user who
-#                          read and accepted VerneMQ's EULA does
+# Usage: tests/compose/dashboards.sh [--broker mosquitto] [--accept-eula] [--out DIR] [--keep]
+#   --accept-eula          writes the broker's EULA line into its EULA file
+#                          (brokers/<broker>/broker.toml [compose] eula), as a
+#                          user who read and accepted it does; nothing for a
+#                          broker without
 #   --keep                 leave the stack up (Grafana on GRAFANA_PORT)
 # It needs the stack's ports free (a stack of yours down). By hand against a
 # stack that is already up: tests/compose/check_dashboards.py alone.
@@ -21,19 +23,20 @@ set -euo pipefail
 # shellcheck source=../../scripts/lib.sh
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-broker=mosquitto out="$PWD/dashboard-screenshots" keep=false eula=false
+broker=mosquitto out="$PWD/dashboard-screenshots" keep=false accept_eula=false
 while (($#)); do
   case "$1" in
     --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
     --out) out="$(realpath -m "${2:?--out needs a directory}")"; shift 2 ;;
-    --accept-vernemq-eula) eula=true; shift ;;
+    --accept-eula) accept_eula=true; shift ;;
     --keep) keep=true; shift ;;
-    *) die "unknown argument '$1' (usage: tests/compose/dashboards.sh [--broker NAME] [--accept-vernemq-eula] [--out DIR] [--keep])" ;;
+    *) die "unknown argument '$1' (usage: tests/compose/dashboards.sh [--broker NAME] [--accept-eula] [--out DIR] [--keep])" ;;
   esac
 done
+is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
 cd "$ROOT"
-! $eula || echo "DOCKER_VERNEMQ_ACCEPT_EULA=yes" >brokers/vernemq/eula.env
+! $accept_eula || python3 scripts/broker_compose.py accept-eula "$broker"
 # The same host limit on open files as tests/compose/e2e.sh allows for.
 if [[ -z "${NOFILE_LIMIT:-}" && "$(ulimit -Hn)" != unlimited ]] && (($(ulimit -Hn) < 1048576)); then
   NOFILE_LIMIT=$(ulimit -Hn)

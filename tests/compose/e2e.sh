@@ -6,15 +6,18 @@
 #   docker compose --profile <broker> up -d --wait
 #   docker compose run --rm k6 run fanin.js
 #
-# then checks that host, container, broker and k6 metrics reached InfluxDB,
-# writes the report from that data, takes the stack down and up again (data
-# and secrets kept) and down (nothing left running).
+# then checks that host, container, broker (where its image serves them) and
+# k6 metrics reached InfluxDB, writes the report from that data, takes the
+# stack down and up again (data and secrets kept) and down (nothing left
+# running).
 #
-# Usage: tests/compose/e2e.sh [--broker mosquitto] [--stand-ins] [--accept-vernemq-eula] [--conformance] [--keep]
+# Usage: tests/compose/e2e.sh [--broker mosquitto] [--stand-ins] [--accept-eula] [--conformance] [--keep]
 #   --stand-ins  images built locally (build-images.sh) instead of pulled,
-#                through tests/compose/stand-ins.yaml (mosquitto only)
-#   --accept-vernemq-eula  writes brokers/vernemq/eula.env in the copy, as
-#                a user who read and accepted VerneMQ's EULA does
+#                through tests/compose/stand-ins.yaml (a broker with a
+#                stand-in image, tests/compose/images/<broker>.Dockerfile)
+#   --accept-eula  writes the broker's EULA line into its EULA file in the
+#                copy (brokers/<broker>/broker.toml [compose] eula), as a user
+#                who read and accepted it does; nothing for a broker without
 #   --conformance  also run the broker conformance suite (scripts/conformance.sh)
 #                on the stack's broker, as the copy's user would
 #   --keep       leave the copy and the stack's volumes for inspection
@@ -23,19 +26,31 @@ set -euo pipefail
 # shellcheck source=../../scripts/lib.sh
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-broker=mosquitto stand_ins=false keep=false eula=false conformance=false
+broker=mosquitto stand_ins=false keep=false accept_eula=false conformance=false
 while (($#)); do
   case "$1" in
     --broker) broker="${2:?--broker needs a name}"; shift 2 ;;
     --stand-ins) stand_ins=true; shift ;;
-    --accept-vernemq-eula) eula=true; shift ;;
+    --accept-eula) accept_eula=true; shift ;;
     --conformance) conformance=true; shift ;;
     --keep) keep=true; shift ;;
-    *) die "unknown argument '$1' (usage: tests/compose/e2e.sh [--broker NAME] [--stand-ins] [--accept-vernemq-eula] [--conformance] [--keep])" ;;
+    *) die "unknown argument '$1' (usage: tests/compose/e2e.sh [--broker NAME] [--stand-ins] [--accept-eula] [--conformance] [--keep])" ;;
   esac
 done
-if $stand_ins && [[ "$broker" != mosquitto ]]; then
-  die "--stand-ins has a stand-in for mosquitto only: EMQX, NanoMQ and VerneMQ cannot be built here"
+is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
+if $stand_ins && [[ ! -f "$ROOT/tests/compose/images/$broker.Dockerfile" ]]; then
+  die "--stand-ins: $broker has no stand-in image (tests/compose/images/$broker.Dockerfile): run it with its pulled image"
+fi
+# What the broker's profile publishes, gathers and needs beyond the stack's
+# own: compose_ports, compose_metrics, compose_metrics_url,
+# compose_claims_secret, compose_eula, metrics_measurement, metrics_filter
+# (brokers/<broker>/broker.toml [compose] and [metrics]).
+compose_ports=() compose_metrics=true compose_metrics_url="" compose_claims_secret="" compose_eula=""
+metrics_measurement="" metrics_filter=""
+plan=$(python3 "$ROOT/scripts/broker_compose.py" plan "$broker") || die "brokers/$broker/broker.toml: no compose plan"
+eval "$plan"
+if [[ -n "$compose_eula" ]] && ! $accept_eula; then
+  die "$broker's image starts once its EULA is accepted: read brokers/$broker/README.md, then run with --accept-eula (it writes $compose_eula into the copy)"
 fi
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
 
@@ -49,16 +64,16 @@ fi
 
 # The user's stack and this test's never share containers or volumes.
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-mqtt-bench-e2e}"
-# Nor ports: the caller chooses them (compose.yaml's port variables; the
-# pytest test moves them all off the defaults); each must be free, or the
-# test stops here naming what holds it.
+# Nor ports: the caller chooses them (compose.yaml's port variables, the
+# broker's own among them: compose_ports, VAR=PORT; the pytest test moves
+# them all off the defaults); each must be free, or the test stops here
+# naming what holds it.
 ports=(MQTT_PORT MQTTS_PORT MTLS_PORT WS_PORT INFLUXDB_PORT TELEGRAF_K6_PORT NODE_EXPORTER_PORT GRAFANA_PORT)
-case "$broker" in
-  emqx) ports+=(EMQX_DASHBOARD_PORT) ;;
-  nanomq) ports+=(NANOMQ_HTTP_PORT) ;;
-  vernemq) ports+=(VERNEMQ_HTTP_PORT) ;;
-esac
-declare -A default_port=([GRAFANA_PORT]=3000 [EMQX_DASHBOARD_PORT]=18083 [NANOMQ_HTTP_PORT]=8081 [VERNEMQ_HTTP_PORT]=8888)
+declare -A default_port=([GRAFANA_PORT]=3000)
+for p in "${compose_ports[@]}"; do
+  ports+=("${p%%=*}")
+  default_port[${p%%=*}]=${p#*=}
+done
 for var in "${ports[@]}"; do
   port="${!var:-${default_port[$var]:-}}"
   if holder=$(port_holder "$port"); then
@@ -71,7 +86,7 @@ mkdir -p "$copy"
 (cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do [[ -e "$f" ]] && printf '%s\0' "$f"; done |
   tar --null -T - -cf -) | tar -xf - -C "$copy"
 cd "$copy"
-! $eula || echo "DOCKER_VERNEMQ_ACCEPT_EULA=yes" >brokers/vernemq/eula.env
+! $accept_eula || python3 scripts/broker_compose.py accept-eula "$broker"
 if $stand_ins; then
   "$ROOT/tests/compose/build-images.sh"
   export COMPOSE_FILE="compose.yaml:tests/compose/stand-ins.yaml"
@@ -189,10 +204,8 @@ expect=(
   "k6 metrics of this run|mqtt_publishes|r.run_id == \"$run_id\""
 )
 [[ -z "$native_run" ]] || expect+=("k6 metrics of the run outside Docker|mqtt_publishes|r.run_id == \"$native_run\"")
-case "$broker" in
-  mosquitto) expect+=("the broker's \$SYS|mosquitto_sys|") ;;
-  *) expect+=("the broker's metrics|prometheus|r.source == \"$broker\"") ;;
-esac
+# The broker's own series, where its image serves them (compose_metrics).
+! $compose_metrics || expect+=("the broker's metrics|$metrics_measurement|$metrics_filter")
 sleep 12 # two Telegraf flushes
 for e in "${expect[@]}"; do
   IFS='|' read -r what m f <<<"$e"
@@ -219,17 +232,16 @@ grep -q "Broker process CPU: max" "reports/$run_id/report.md" || die "the report
 
 if $conformance; then
   # The broker's log since its start, its metrics endpoint and the secret its
-  # auth claims name, as brokers/<name>/README.md gives them.
+  # auth claims name, as its broker.toml [compose] gives them; an image that
+  # serves no metrics has no counters to compare (--no-metrics).
   dc --profile "$broker" logs --no-color --no-log-prefix "$broker" >"$work/broker.log"
   args=(--broker "$broker" --mqtt-url "mqtt://127.0.0.1:$MQTT_PORT" --log-file "$work/broker.log")
-  case "$broker" in
-    mosquitto) ;;
-    emqx) args+=(--metrics-url "http://127.0.0.1:${EMQX_DASHBOARD_PORT:-18083}/api/v5/prometheus/stats")
-          secret emqx_dashboard_password >"$work/secret" && args+=(--secret-file "$work/secret") ;;
-    nanomq) args+=(--metrics-url "http://127.0.0.1:${NANOMQ_HTTP_PORT:-8081}/api/v4/prometheus")
-            secret nanomq_http_password >"$work/secret" && args+=(--secret-file "$work/secret") ;;
-    vernemq) args+=(--metrics-url "http://127.0.0.1:${VERNEMQ_HTTP_PORT:-8888}/metrics") ;;
-  esac
+  [[ -z "$compose_metrics_url" ]] || args+=(--metrics-url "$compose_metrics_url")
+  $compose_metrics || args+=(--no-metrics)
+  if [[ -n "$compose_claims_secret" ]]; then
+    secret "$compose_claims_secret" >"$work/secret"
+    args+=(--secret-file "$work/secret")
+  fi
   # Telegraf's $SYS subscription would count in Mosquitto's publish/messages/sent.
   dc --profile "$broker" stop "telegraf-$broker"
   log "scripts/conformance.sh ${args[*]}"
