@@ -12,6 +12,7 @@ import time
 import tomllib
 
 import pytest
+import yaml
 
 from conftest import ROOT, Stack, bind, lib_value, loopback_port, project_mosquitto
 
@@ -184,3 +185,22 @@ def test_the_version_a_run_records_is_read_on_the_topics_the_broker_folders_name
             ["mosquitto_pub", "-p", str(port), "-t", "bench/version", "-r", "-m", "mosquitto2 9.9"], check=True
         )
         assert version(tree, port) == "mosquitto2 9.9"
+
+
+def test_githubs_compose_job_runs_every_broker_folder(tree, tmp_path):
+    """The compose matrix is what the brokers job lists, the folders of
+    brokers/: the copy's new folder is in it, with no edit of the workflow."""
+    jobs = yaml.safe_load((tree / ".github/workflows/test.yml").read_text())["jobs"]
+    assert jobs["compose"]["needs"] == "brokers"
+    assert jobs["compose"]["strategy"]["matrix"]["broker"] == "${{ fromJSON(needs.brokers.outputs.brokers) }}"
+    assert jobs["brokers"]["outputs"]["brokers"] == "${{ steps.list.outputs.brokers }}"
+    (step,) = [s for s in jobs["brokers"]["steps"] if s.get("id") == "list"]
+    out = tmp_path / "github-output"
+    # As GitHub runs a step's script (bash's default shell there).
+    env = dict(os.environ, GITHUB_OUTPUT=str(out))
+    subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tree, env=env, check=True
+    )
+    key, value = out.read_text().strip().split("=", 1)
+    folders = {p.parent.name for p in (tree / "brokers").glob("*/broker.toml")}
+    assert key == "brokers" and set(json.loads(value)) == folders and COPY in folders, value
