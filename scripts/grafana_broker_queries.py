@@ -24,6 +24,36 @@ def _broker_series():
 
 
 BROKER_SERIES = _broker_series()
+
+
+def _meanings(facts):
+    """What each series counts in the broker's own meaning ([metrics.meaning],
+    and [counters] received_qos where its received counts fewer QoS)."""
+    m, counters = facts["metrics"], facts.get("counters", {})
+    meaning = dict(m.get("meaning", {}))
+    unknown = set(meaning) - set(m["series"])
+    if unknown:
+        raise ValueError(f"{facts['name']}: [metrics.meaning] names no series of [metrics.series]: {sorted(unknown)}")
+    if "received_qos" in counters and counters.get("received") == m["series"].get("received"):
+        qos = " and ".join(map(str, counters["received_qos"]))
+        meaning["received"] = f"QoS {qos} only: [counters] received_qos"
+    return meaning
+
+
+def series_described(names):
+    """Each broker's series of these legend names, as its broker.toml names
+    them, for a panel's description: "<its name> <series> (<meaning>), ...;
+    <the next broker's> ..." (a folder that repeats another's, once)."""
+    entries = []
+    for broker in broker_facts.names():
+        facts = broker_facts.load(broker)
+        series, meaning = facts["metrics"]["series"], _meanings(facts)
+        named = [series[n] + (f" ({meaning[n]})" if n in meaning else "") for n in names if n in series]
+        if named:
+            entries.append(f"{facts['name']} {', '.join(named)}")
+    return "; ".join(dict.fromkeys(entries))
+
+
 # Mosquitto counts among its connected clients Telegraf's own $SYS
 # subscriber, one per mqtt_consumer input of the Telegraf config its
 # broker.toml names (one Telegraf per stack): "connected" leaves them out,

@@ -14,7 +14,7 @@ import json
 import flux_filters as ff
 import grafana_disk
 from generated import sync
-from grafana_broker_queries import SYS_QUIET, broker_query
+from grafana_broker_queries import SYS_QUIET, broker_query, series_described
 from grafana_flux import HOST, ROOT, named, network, node, text, where, window
 from grafana_generator import generator
 from grafana_history import history_board
@@ -37,11 +37,12 @@ def dashboards():
             broker_query(["received", "packets received (every type)"], True),
             broker_query(["sent", "packets sent (every type)"], True),
         ],
-        description="PUBLISH messages the broker received and sent (Mosquitto $SYS/broker/publish/messages/*, "
-        "emqx_messages_*, nanomq_messages_*, vernemq_mqtt_publish_*), each rate the mean since the previous report. "
-        "Mosquitto's received leaves out QoS 2 (brokers/mosquitto/broker.toml received_qos). Mosquitto also counts "
-        "packets of every type ($SYS/broker/messages/*): a QoS 1 message is a PUBLISH and a PUBACK, so packets run "
-        "at about twice the messages (QoS 2: four packets), plus CONNECT, SUBSCRIBE, PINGREQ and their answers."
+        description="PUBLISH messages the broker received and sent, each rate the mean since the previous report: "
+        + series_described(["received", "sent"])
+        + ". Where a broker also counts packets of every type ("
+        + series_described(["packets received (every type)", "packets sent (every type)"])
+        + "): a QoS 1 message is a PUBLISH and a PUBACK, so packets run at about twice the messages (QoS 2: four "
+        "packets), plus CONNECT, SUBSCRIBE, PINGREQ and their answers."
         + SYS_NOTE
         + ", so a window of "
         + SYS_QUIET
@@ -51,18 +52,22 @@ def dashboards():
     br.panel(
         "Connected clients and stored messages",
         [broker_query(["connected", "stored messages"], False)],
-        description="Clients connected (Mosquitto $SYS/broker/clients/connected less Telegraf's own $SYS "
-        "subscriber, emqx_connections_count, nanomq_connections_count, vernemq_active_mqtt_connections): the "
-        "benchmark's clients, 0 when none is connected. Mosquitto also says how many messages its "
-        "store holds ($SYS/broker/store/messages/count)." + SYS_NOTE + ".",
+        description="Clients connected, the benchmark's clients (a $SYS count less Telegraf's own $SYS "
+        "subscriber), 0 when none is connected: "
+        + series_described(["connected"])
+        + ". Messages the broker holds: "
+        + series_described(["stored messages"])
+        + "."
+        + SYS_NOTE
+        + ".",
         line=HOLDS,
     )
     br.panel(
         "Messages dropped (msg/s)",
         [broker_query(["dropped"], True)],
-        description="Messages the broker dropped, in its own meaning: Mosquitto $SYS/broker/publish/messages/dropped "
-        "(queues full), emqx_messages_dropped and nanomq_messages_dropped (no subscriber matched), "
-        "vernemq_queue_message_drop (queue full)."
+        description="Messages the broker dropped, in its own meaning: "
+        + series_described(["dropped"])
+        + "."
         + SYS_NOTE
         + ", and not at all before the first drop: a window of "
         + SYS_QUIET

@@ -2,6 +2,8 @@
 modules of its dashboards): the Dashboard that places them, their colours
 by value, line shapes and axes, so that every dashboard draws alike."""
 
+import broker_facts
+import flux_filters as ff
 from grafana_flux import ANNOTATIONS, DS, RATE_REACHED, SYS_INTERVAL_S, VARIABLES, k6_sum
 
 # Dashboard JSON schema version. 41 is at or below the latest version of
@@ -141,10 +143,17 @@ class Dashboard:
 
 
 SEARCH_SUM = " With a capacity search chosen in run_id: the sum over all its trials."
+# Who publishes its series as $SYS topics (broker.toml [metrics] measurement), by name.
+SYS_BROKERS = list(
+    dict.fromkeys(
+        broker_facts.load(b)["name"]
+        for b in broker_facts.names()
+        if broker_facts.load(b)["metrics"]["measurement"] == ff.MOSQUITTO_SYS
+    )
+)
 SYS_NOTE = (
-    " Mosquitto publishes each $SYS topic every sys_interval ("
-    + str(SYS_INTERVAL_S)
-    + " s) and only when it changed: a value holds until the next"
+    f" {' and '.join(SYS_BROKERS)} {'publishes' if len(SYS_BROKERS) == 1 else 'publish'} each $SYS topic every "
+    f"sys_interval ({SYS_INTERVAL_S} s) and only when it changed: a value holds until the next"
 )
 
 
