@@ -77,7 +77,9 @@ not_native() {
   # k6's message, up to the end of its first line (k6 quotes it, its newlines as \n).
   [[ -z "${4-}" ]] || lacks="$(grep -oE '[^ ]+ lacks (MQTT|QoS) [0-9.]+[^"]*' "$4" | tail -n 1 | sed 's/\\n.*//' || true)"
   if [[ -n "$lacks" ]]; then
-    short="refused: it lacks $(grep -oE '(MQTT|QoS) [0-9.]+' <<<"$lacks" | head -n 1) (brokers/${entry_broker:-$1}/broker.toml [capabilities])"
+    # What it lacks, and where its broker.toml says so ([capabilities], natively [native.capabilities]).
+    short="refused: it lacks $(grep -oE '(MQTT|QoS) [0-9.]+' <<<"$lacks" | head -n 1)"
+    short+=" ($(grep -oE 'brokers/[^ ]+/broker.toml \[[a-z.]+\]' <<<"$lacks" | head -n 1 || true))"
     reason="$lacks: refused before any connection"
   fi
   entry "$1" broker native "" "not run" "$short" "$reason" "" false ""

@@ -25,8 +25,8 @@ def marked(key, body):
 # k6's refusal of fanin on RabbitMQ 3.10 (natively: MQTT 3.1.1 only), as a comparison's log has it.
 LACKS_LOG = (
     'time="2026-11-26T18:44:29Z" level=error msg="Error: fanin: rabbitmq lacks MQTT 5 (brokers/rabbitmq/broker.toml '
-    "[capabilities] mqtt: 3.1.1): this scenario needs it (shared subscriptions, MQTT 5 properties); choose p2p or "
-    "fanout\\n\\tat params (file:///k6/lib/params.js:181:11(257))\\n\\tat scenario "
+    "[native.capabilities] mqtt: 3.1.1): this scenario needs it (shared subscriptions, MQTT 5 properties); "
+    "choose p2p or fanout\\n\\tat params (file:///k6/lib/params.js:181:11(257))\\n\\tat scenario "
     '(file:///k6/lib/scenario.js:36:19(9))\\n" hint="script exception"\n'
 )
 OTHER = marked("fanin, QoS 1", "another comparison's")
@@ -68,9 +68,9 @@ def test_a_new_page_gets_a_title_and_a_marked_column_its_reason(tmp_path):
     broker lacks) on a page that did not exist."""
     d = tmp_path / "compare-x"
     d.mkdir()
-    refused = "rabbitmq lacks MQTT 5 (brokers/rabbitmq/broker.toml [capabilities] mqtt: 3.1.1)"
+    refused = "rabbitmq lacks MQTT 5 (brokers/rabbitmq/broker.toml [native.capabilities] mqtt: 3.1.1)"
     b = {"name": "rabbitmq", "kind": "broker", "mode": "native", "status": "not run", "reason": refused}
-    b["short"] = "refused: it lacks MQTT 5 (brokers/rabbitmq/broker.toml [capabilities])"
+    b["short"] = "refused: it lacks MQTT 5 (brokers/rabbitmq/broker.toml [native.capabilities])"
     manifest = {"compare_id": "x", "scenario": "fanin", "env": ["QOS=1"], "command": "scripts/compare.sh ..."}
     manifest["load_average"] = {"start": "0.50 0.40 0.30", "end": "1.50 0.60 0.35"}
     (d / "manifest.json").write_text(json.dumps(manifest))
@@ -81,7 +81,7 @@ def test_a_new_page_gets_a_title_and_a_marked_column_its_reason(tmp_path):
     assert text.startswith("# Brokers compared\n") and "## fanin, QoS 1\n" in text
     assert "at the start: 0.50 0.40 0.30; at the end: 1.50 0.60 0.35" in text
     assert f"> **rabbitmq** did not run: {refused}." in text
-    assert "| rabbitmq — not run: refused: it lacks MQTT 5 (brokers/rabbitmq/broker.toml [capabilities]) |" in text
+    assert f"| rabbitmq — not run: {b['short']} |" in text
     # Once more: the same section replaced, not appended.
     assert docs_page.main(["write", str(d), "--docs", str(page)]) == 0
     assert page.read_text() == text
@@ -142,6 +142,8 @@ def test_a_capability_the_broker_lacks_is_its_column_s_reason(tmp_path):
     assert r.returncode == 0, r.stderr
     entry = json.loads(r.stdout.splitlines()[-1])
     assert entry["status"] == "not run", entry
-    assert entry["short"] == "refused: it lacks MQTT 5 (brokers/rabbitmq/broker.toml [capabilities])", entry
-    assert entry["reason"].startswith("rabbitmq lacks MQTT 5 (brokers/rabbitmq/broker.toml [capabilities] mqtt: 3.1.1)")
+    assert entry["short"] == "refused: it lacks MQTT 5 (brokers/rabbitmq/broker.toml [native.capabilities])", entry
+    assert entry["reason"].startswith(
+        "rabbitmq lacks MQTT 5 (brokers/rabbitmq/broker.toml [native.capabilities] mqtt: 3.1.1)"
+    ), entry
     assert entry["reason"].endswith("choose p2p or fanout: refused before any connection"), entry

@@ -87,6 +87,9 @@ def column(b, manifest, versions):
     how = "natively (`scripts/stack.sh`)" if b["mode"] == "native" else f"under compose (profile `{name}`)"
     lines += [f"Run by this stack {how}; {manifest.get('limits') or 'no limits recorded'}.", ""]
     lines += [f"Version: {b.get('version') or versions.get(b['name']) or 'not recorded'}.", ""]
+    f = b.get("figures") or {}
+    if f.get("failed_thresholds"):
+        lines += ["Thresholds: FAILED (" + ", ".join(f"`{k}`" for k in f["failed_thresholds"]) + ").", ""]
     facts = broker_facts.load(name)
     if facts:
         about = (facts.get("native") or {}).get("about") if b["mode"] == "native" else None
