@@ -31,11 +31,17 @@
 #                     a column per broker and profile, <broker>-<profile>.
 #   --rounds N --baseline NAME --fail-on BOUNDS --save-baseline FILE --against FILE:
 #                     rounds and regressions (scripts/compare_rounds.sh says how).
+#   --docs FILE       also this comparison's section of a docs page (e.g. docs/brokers-compared.md):
+#                     the date, machine, load average, this command, the brokers' versions and
+#                     settings and the tables; the section of the same scenario and QoS is
+#                     replaced, the rest of the page kept (scripts/report/docs_page.py).
 # A broker that does not start, or cannot be reached, is marked in its column
 # with the reason, and the others still run. Exit code: 0 every broker ran;
 # 1 some broker was marked (the report is written all the same); 2 bad input;
 # 4 a --fail-on bound was breached (after the report is written).
 set -euo pipefail
+command=scripts/compare.sh  # as given, for --docs: a word quoted only where the shell needs it
+for a in "$@"; do [[ "$a" =~ ^[A-Za-z0-9_./=,:@%+-]+$ ]] && command+=" $a" || command+=" $(printf '%q' "$a")"; done
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -63,7 +69,7 @@ impairs_arg() {
   IFS=, read -r -a names <<<"$1"
   impairs+=("${names[@]}")
 }
-scenario=p2p mode=auto search=false compare_id="" cpu_target=75 search_opts=()
+scenario=p2p mode=auto search=false compare_id="" cpu_target=75 search_opts=() docs=""
 while (($#)); do
   case "$1" in
     --broker) brokers_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
@@ -82,8 +88,10 @@ while (($#)); do
     -e=*|--env=*) k6_env+=("${1#*=}"); shift ;;
     --impair) impairs_arg "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
     --rounds|--baseline|--fail-on|--save-baseline|--against) rounds_option "$1" "${2-}"; shift $(($# > 1 ? 2 : 1)) ;;
-    -h|--help) sed -n '2,37p' "$0"; sed -n '4,19p' "$(dirname "$0")/compare_rounds.sh"; exit 0 ;;
-    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --impair (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
+    --docs) [[ -n "${2-}" ]] || bad "--docs needs a Markdown page, e.g. --docs docs/brokers-compared.md"
+      docs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,41p' "$0"; sed -n '4,19p' "$(dirname "$0")/compare_rounds.sh"; exit 0 ;;
+    *) bad "unexpected argument '$1': options are --broker, --target, --scenario, --search, --native, --compose, --id, --cpu-target, --impair, --docs (and the search's, with --search); scenario parameters go as -e NAME=VALUE (e.g. -e QOS=1); other k6 options: scripts/bench.sh" ;;
   esac
 done
 
@@ -136,6 +144,11 @@ if $search; then
 fi
 if $search && ((${#target_pid[@]})); then
   bad "--target NAME=URL,pid=... measures the process during a run; the capacity search judges a target on its host's CPU: leave pid=/process= out with --search"
+fi
+if [[ -n "$docs" ]]; then
+  ! $search || bad "--docs writes single runs' tables; a capacity search's are in its compare.md: leave --docs out with --search"
+  docs="$(realpath -m -- "$docs")"
+  report_module docs_page check "$docs" || exit 2
 fi
 if $search && [[ ! -x "$ROOT/scripts/capacity.sh" ]]; then
   bad "--search runs scripts/capacity.sh per broker, and it is not here: run without --search (one run per broker)"
@@ -199,7 +212,9 @@ marked=0
 # shellcheck source=compare_runs.sh
 . "$(dirname "$0")/compare_runs.sh"
 
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)" started_at="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 rounds_loop
+load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- The comparison report -----------------------------------------------
 load_influx_token
@@ -213,7 +228,10 @@ else
 fi
 printf '%s\n' "${entries[@]}" | jq -s --arg id "$compare_id" --arg scenario "$scenario" --argjson search "$search" \
   --arg mode "$mode" --argjson cpu "$cpu_target" --arg limits "$limits" --arg search_opts "${search_opts[*]}" \
-  --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson rounds "$(rounds_json)" --args '{compare_id: $id, scenario: $scenario, search: $search, rounds: $rounds,
+  --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson rounds "$(rounds_json)" --arg command "$command" \
+  --arg began "$started_at" --arg load_start "$load_start" --arg load_end "$load_end" \
+  --args '{compare_id: $id, scenario: $scenario, search: $search, rounds: $rounds, command: $command,
     mode: $mode, cpu_target: $cpu, search_options: $search_opts, limits: (if $limits == "" then null else $limits end),
-    written_at: $started, env: $ARGS.positional, brokers: .}' "${k6_env[@]}" >"$out/manifest.json"
+    started_at: $began, written_at: $started, load_average: {start: $load_start, end: $load_end},
+    env: $ARGS.positional, brokers: .}' "${k6_env[@]}" >"$out/manifest.json"
 report_and_exit

@@ -99,6 +99,10 @@ report_and_exit() {
     2) exit 2 ;; # not comparable with the baseline: report.brokers said why
     *) die "the comparison report failed: see the message above (the runs' own reports are in reports/<run id>/)" ;;
   esac
+  # --docs: this comparison's section of the page (its marked columns too, with their reasons).
+  if [[ -n "$docs" ]]; then
+    report_module docs_page write "$out" --docs "$docs" || die "--docs: the section of $docs was not written: see the message above ($out/compare.md was)"
+  fi
   if ((marked)); then
     warn "$marked of $(((${#brokers[@]} + ${#target_names[@]}) * rounds)) runs marked (in $out/compare.md)"
     ((rc == 4)) || exit 1

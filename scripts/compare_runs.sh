@@ -65,13 +65,22 @@ native_ready() {
   return 1
 }
 
-# not_native B REASON SHORT: marks broker B, which did not run natively
-# (stack.sh's reason: most often, no native build).
+# not_native B REASON SHORT [LOG]: marks broker B, which did not run natively
+# (stack.sh's reason: most often, no native build; or the scenario asked for
+# what the broker lacks, which k6/lib/params.js refused, naming it, in LOG).
 not_native() {
-  local short="$3" reason="$2"
+  local short="$3" reason="$2" lacks=""
   if [[ "$reason" == *"no native build"* ]]; then
     short="no native build; use --compose"
     reason+="; scripts/compare.sh --compose runs it in its container"
+  fi
+  # k6's message, up to the end of its first line (k6 quotes it, its newlines as \n).
+  [[ -z "${4-}" ]] || lacks="$(grep -oE '[^ ]+ lacks (MQTT|QoS) [0-9.]+[^"]*' "$4" | tail -n 1 | sed 's/\\n.*//' || true)"
+  if [[ -n "$lacks" ]]; then
+    # What it lacks, and where its broker.toml says so ([capabilities], natively [native.capabilities]).
+    short="refused: it lacks $(grep -oE '(MQTT|QoS) [0-9.]+' <<<"$lacks" | head -n 1)"
+    short+=" ($(grep -oE 'brokers/[^ ]+/broker.toml \[[a-z.]+\]' <<<"$lacks" | head -n 1 || true))"
+    reason="$lacks: refused before any connection"
   fi
   entry "$1" broker native "" "not run" "$short" "$reason" "" false ""
 }
@@ -152,7 +161,7 @@ run_managed() {
       ((rc == 0)) || log "$name: the run's thresholds failed (exit code $rc): its column says which"
       entry "$name" broker "$mode" "" ran "" "" "$version" "$influx" ""
     elif [[ "$mode" == native ]]; then
-      not_native "$name" "scripts/bench.sh $(why "$logf" "$rc")" "the run did not complete"
+      not_native "$name" "scripts/bench.sh $(why "$logf" "$rc")" "the run did not complete" "$logf"
     else
       entry "$name" broker "$mode" "" "not run" "the run did not complete" "scripts/bench.sh $(why "$logf" "$rc")" \
         "$version" false ""

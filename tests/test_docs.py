@@ -14,8 +14,8 @@ from conftest import ROOT
 
 README = ROOT / "README.md"
 # Pages written by a benchmark script, not by hand (k6/bench/extension_page.py,
-# k6/bench/instances.py): their shape is the script's.
-GENERATED = {"benchmarks.md", "benchmarks-instances.md"}
+# k6/bench/instances.py, scripts/compare.sh --docs): their shape is the script's.
+GENERATED = {"benchmarks.md", "benchmarks-instances.md", "brokers-compared.md"}
 
 
 def pages():
