@@ -5,15 +5,13 @@ result, the summary and the report."""
 
 import json
 import os
-import signal
-import subprocess
 import time
 
+from broker_restart import k6_through_a_restart
 from conftest import ROOT, loopback_port
 from report import compare_tables
 from report.results import Run
 from test_report import report
-from test_storm import mosquitto
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 STOPPED_S = 3
@@ -25,8 +23,6 @@ def test_a_broker_stopped_for_3s_keeps_each_client_away_at_least_3s(k6_bin, tmp_
     conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n")
     run_id = f"reconnect-delay-{time.time_ns()}"
     env = {
-        **os.environ,
-        "K6_NO_USAGE_REPORT": "true",
         "MQTT_URL": f"mqtt://127.0.0.1:{port}",
         "RESULTS_DIR": str(tmp_path),
         "RUN_ID": run_id,
@@ -36,30 +32,8 @@ def test_a_broker_stopped_for_3s_keeps_each_client_away_at_least_3s(k6_bin, tmp_
         "RATE": "100",
         "DURATION": "15s",
     }
-    broker = mosquitto(conf, port)
-    k6 = subprocess.Popen(
-        [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(P2P)],
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        first = subprocess.run(
-            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", "test/#", "-C", "1", "-W", "60"],
-            capture_output=True,
-        )
-        assert first.returncode == 0, "no message was published"
-        time.sleep(2)
-        broker.send_signal(signal.SIGKILL)  # every connection drops at once
-        broker.wait(10)
-        time.sleep(STOPPED_S)
-        broker = mosquitto(conf, port)
-        out, err = k6.communicate(timeout=180)
-    finally:
-        k6.kill()
-        broker.terminate()
-        broker.wait(10)
+    # Killed: every connection drops at once.
+    out, _ = k6_through_a_restart(k6_bin, P2P, env, conf, port, after_s=2, down_s=STOPPED_S)
     res = json.loads((tmp_path / f"{run_id}.json").read_text())
     c, rec = res["counts"], res["latency_ms"]["reconnect"]
     # Every connection dropped and came back, each reconnect timed once

@@ -2,30 +2,16 @@
 Mosquitto with persistence, restarted in the middle of a run."""
 
 import json
-import os
 import signal
-import socket
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loopback_port, run_k6, wait_until
+from broker_restart import k6_through_a_restart
+from conftest import ROOT, loopback_port, run_k6
 
 P2P = ROOT / "k6/scenarios/p2p.js"
-
-
-def start_persistent_mosquitto(conf):
-    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    port = int(conf.read_text().split("listener ", 1)[1].split()[0])
-
-    def up():
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
-
-    assert wait_until(up, timeout=10), "mosquitto did not start"
-    return proc
 
 
 @pytest.mark.parametrize(
@@ -52,34 +38,11 @@ def test_a_broker_restart_with_persistence_loses_no_qos1_message(k6_bin, tmp_pat
         SUBSCRIBERS="5",
         RATE="200",
         DURATION="12s",
-        K6_NO_USAGE_REPORT="true",
         **session,
     )
-    broker = start_persistent_mosquitto(conf)
-    k6 = subprocess.Popen(
-        [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(P2P)],
-        env={**os.environ, **env},
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        # The restart comes while messages flow: 2 s after the first one.
-        first = subprocess.run(
-            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", "test/#", "-C", "1", "-W", "60"],
-            capture_output=True,
-        )
-        assert first.returncode == 0, "no message was published"
-        time.sleep(2)
-        broker.send_signal(signal.SIGTERM)  # Mosquitto saves its database on the way down
-        broker.wait(10)
-        time.sleep(2)
-        broker = start_persistent_mosquitto(conf)
-        out, err = k6.communicate(timeout=180)
-    finally:
-        k6.kill()
-        broker.terminate()
-        broker.wait(10)
+    # The restart comes while messages flow, 2 s after the first message;
+    # SIGTERM: Mosquitto saves its database on the way down.
+    out, err = k6_through_a_restart(k6_bin, P2P, env, conf, port, after_s=2, down_s=2, signal=signal.SIGTERM)
     files = list(Path(tmp_path).glob(f"{run_id}.json"))
     assert files, err[-3000:]
     r = json.loads(files[0].read_text())

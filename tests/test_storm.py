@@ -3,14 +3,12 @@ build, a real Toxiproxy cutting every connection at once, the native
 Mosquitto; and a broker restarted without persistence instead."""
 
 import json
-import os
 import shutil
-import signal
 import socket
-import subprocess
 import time
 
-from conftest import ROOT, loopback_port, run_k6, wait_until
+from broker_restart import k6_through_a_restart
+from conftest import ROOT, loopback_port, run_k6
 from test_impair import PORTS, bench, cleanup
 
 STORM = ROOT / "k6/scenarios/storm-1K-1K-1K-10s.js"
@@ -54,25 +52,12 @@ def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_i
         cleanup(run_id)
 
 
-def mosquitto(conf, port):
-    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def up():
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
-
-    assert wait_until(up, timeout=10), "mosquitto did not start"
-    return proc
-
-
 def test_a_restart_of_a_broker_without_persistence_reports_the_loss_exactly(k6_bin, tmp_path):
     port = loopback_port(11940)
     conf = tmp_path / "mosquitto.conf"
     conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n")
     run_id = f"storm-restart-{time.time_ns()}"
     env = {
-        **os.environ,
-        "K6_NO_USAGE_REPORT": "true",
         "TOXIPROXY_URL": "none",  # the outage is the restart
         "MQTT_URL": f"mqtt://127.0.0.1:{port}",
         "RESULTS_DIR": str(tmp_path),
@@ -80,31 +65,8 @@ def test_a_restart_of_a_broker_without_persistence_reports_the_loss_exactly(k6_b
         "SCALE": "0.05",
         "DURATION": "30s",
     }
-    broker = mosquitto(conf, port)
-    k6 = subprocess.Popen(
-        [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(STORM)],
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        first = subprocess.run(
-            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", "test/#", "-C", "1", "-W", "60"],
-            capture_output=True,
-        )
-        assert first.returncode == 0, "no message was published"
-        time.sleep(3)
-        # Killed: without persistence its sessions and queued messages go.
-        broker.send_signal(signal.SIGKILL)
-        broker.wait(10)
-        time.sleep(2)
-        broker = mosquitto(conf, port)
-        out, err = k6.communicate(timeout=180)
-    finally:
-        k6.kill()
-        broker.terminate()
-        broker.wait(10)
+    # Killed: without persistence its sessions and queued messages go.
+    out, err = k6_through_a_restart(k6_bin, STORM, env, conf, port, after_s=3, down_s=2)
     res = json.loads((tmp_path / f"{run_id}.json").read_text())
     c, d = res["counts"], res["delivery"]["p2p"]
     assert res["outages"] and res["outages"][0]["max_down"] == 100, res["outages"]
