@@ -40,9 +40,11 @@ result_ok() { is_result "$ROOT/reports/raw/$1.json"; }
 native_up() { "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; }
 # A native stack that was down when the comparison began is the comparison's
 # own (bench.sh starts it): it may switch that stack from one broker to the
-# next. A stack the user had up is theirs, never stopped here.
+# next. So is one an earlier comparison left up ($STATE/compared; a page's
+# two compare.sh commands in a row), until stack.sh up makes it the user's
+# again. A stack the user had up is theirs, never stopped here.
 OWN_STACK=false
-if [[ "$mode" == native ]] && ! native_up; then OWN_STACK=true; fi
+if [[ "$mode" == native ]] && { ! native_up || [[ -f "$STATE/compared" ]]; }; then OWN_STACK=true; fi
 
 # native_ready B LOG: the native stack can run broker B (starting it is
 # bench.sh's or capacity.sh's job). When the stack runs another broker,
@@ -167,6 +169,7 @@ run_managed() {
         "$version" false ""
     fi
   fi
+  if [[ "$mode" == native ]] && $OWN_STACK && native_up; then : >"$STATE/compared"; fi
   if [[ "$mode" == compose ]]; then
     log "$b: stopping its services ($b, telegraf-$b); InfluxDB and Grafana stay up"
     compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || warn "$b: could not stop its services: see $logf"

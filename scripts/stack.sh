@@ -213,6 +213,9 @@ up() {
   start_broker
   start_telegraf
   echo "$BROKER" >"$STATE/broker"
+  # Started here, by hand or by bench.sh: no comparison's to switch any more
+  # (scripts/compare_runs.sh marks the stacks it started).
+  rm -f "$STATE/compared"
   log "native stack up: broker $BROKER on mqtt://127.0.0.1:$MQTT_PORT (mqtts://127.0.0.1:$MQTTS_PORT, mutual TLS mqtts://127.0.0.1:$MTLS_PORT, ws://127.0.0.1:$WS_PORT/mqtt; TLS files in $STATE/tls), InfluxDB http://127.0.0.1:$INFLUXDB_PORT, k6 output influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6"
 }
 
