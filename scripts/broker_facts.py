@@ -100,6 +100,17 @@ def get(name, key):
     print(value if isinstance(value, str) else json.dumps(value))
 
 
+def values(key):
+    """Every broker's list at the dotted key (none where it has none), one
+    value per line: what every native broker needs, as setup reads it."""
+    for name in names():
+        value = load(name)
+        for part in key.split("."):
+            value = value.get(part, {}) if isinstance(value, dict) else {}
+        for v in value if isinstance(value, list) else []:
+            print(v)
+
+
 def capabilities(name, native=False):
     """(table, {"mqtt": [...], "qos": [...]}) of what the broker can do:
     natively its [native.capabilities] where it has one (an older Debian
@@ -131,6 +142,8 @@ def version_topics():
 def main():
     if sys.argv[1:2] == ["get"] and len(sys.argv) == 4:
         return get(sys.argv[2], sys.argv[3])
+    if sys.argv[1:2] == ["values"] and len(sys.argv) == 3:
+        return values(sys.argv[2])
     if sys.argv[1:] == ["version-topics"]:
         return version_topics()
     if sys.argv[1:2] == ["capabilities"] and len(sys.argv) in (3, 4):

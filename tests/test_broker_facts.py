@@ -139,3 +139,15 @@ def test_compose_facts_are_its_profiles(name):
         assert f"./brokers/{name}/{table['eula_file']}" in json.dumps(service["env_file"])
         ignored = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", f"brokers/{name}/{table['eula_file']}"])
         assert ignored.returncode == 0, "a user's acceptance is theirs: the file is git-ignored"
+
+
+def test_setup_installs_the_debian_package_each_native_broker_says_it_runs():
+    """scripts/setup/debian.sh installs every broker.toml's [native] debian;
+    a broker whose [native] about names a Debian package lists it there."""
+    out = subprocess.check_output([sys.executable, str(ROOT / "scripts/broker_facts.py"), "values", "native.debian"])
+    listed = out.decode().split()
+    for name in broker_facts.names():
+        native = broker_facts.load(name).get("native", {})
+        for pkg in re.findall(r"the Debian package `([^`]+)`", native.get("about", "")):
+            assert pkg in native.get("debian", []) and pkg in listed, (name, pkg)
+    assert "values native.debian" in (ROOT / "scripts/setup/debian.sh").read_text()

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Debian packages: the native brokers (Mosquitto; RabbitMQ, whose Erlang
-# brings epmd), node_exporter, the clients tests use,
+# Debian packages: the native brokers' (each broker.toml's [native] debian),
+# node_exporter, the MQTT clients the scripts and tests use,
 # the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env), and the
 # headless browser the tests open dashboards with (tests/test_live_view.py).
 set -euo pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
-pkgs=(mosquitto mosquitto-clients rabbitmq-server prometheus-node-exporter curl jq procps iproute2 shellcheck)
+mapfile -t brokers_pkgs < <(python3 "$ROOT/scripts/broker_facts.py" values native.debian)
+pkgs=("${brokers_pkgs[@]}" mosquitto-clients prometheus-node-exporter curl jq procps iproute2 shellcheck)
 # Debian's chromium, unless a Chrome is there already (GitHub's Ubuntu runners
 # have google-chrome; Ubuntu's chromium package is a snap).
 command -v chromium chromium-browser google-chrome >/dev/null || pkgs+=(chromium)
@@ -17,7 +18,7 @@ apt_install "${missing[@]}"
 # stack runs its own instances on its own ports, so stop the packaged ones
 # and keep them from starting at boot (RabbitMQ's would hold 5672, 25672
 # and epmd's 4369 on every interface). Nothing of the stack uses them.
-for s in mosquitto rabbitmq-server prometheus-node-exporter; do
+for s in "${brokers_pkgs[@]}" prometheus-node-exporter; do
   as_root service "$s" stop >/dev/null 2>&1 || true
   if command -v systemctl >/dev/null; then as_root systemctl disable "$s" >/dev/null 2>&1 || true; fi
 done
