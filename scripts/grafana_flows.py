@@ -6,7 +6,8 @@ latency per second (mqtt_flow_latency_1s, tags flow and stat), so that a
 part is read on its own, as its result and report give it."""
 
 import flux_filters as ff
-from grafana_flux import PER_SECOND, RUN, named, text, variable, whole_windows
+from grafana_flux import PER_SECOND, RUN, named, text, whole_windows
+from grafana_variables import variable
 
 # The flows chosen, as Grafana writes a multi-value variable for a regex:
 # (p2p|fanin), or the allValue for All.

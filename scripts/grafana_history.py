@@ -6,8 +6,9 @@ import json
 
 import flux_filters as ff
 from flux_filters import measurement
-from grafana_flux import named, variable, where
+from grafana_flux import named, where
 from grafana_panels import Dashboard
+from grafana_variables import variable
 
 # ---- History: one point per finished run (report/history.py) ----------------
 # Its own variables: the brokers (several, or all) and the scenario of the

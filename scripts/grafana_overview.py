@@ -15,12 +15,12 @@ from grafana_flux import (
     HOST_CPU,
     HOST_MEM,
     ROLE_NAME,
-    VARIABLES,
     k6_gauge,
     k6_rate,
     k6_stats,
 )
 from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat, right_axis
+from grafana_variables import VARIABLES
 
 HEAP = "heap (Mosquitto $SYS)"
 

@@ -4,7 +4,8 @@ by value, line shapes and axes, so that every dashboard draws alike."""
 
 import broker_facts
 import flux_filters as ff
-from grafana_flux import ANNOTATIONS, DS, RATE_REACHED, SYS_INTERVAL_S, VARIABLES, k6_sum
+from grafana_flux import DS, RATE_REACHED, SYS_INTERVAL_S, k6_sum
+from grafana_variables import ANNOTATIONS, VARIABLES
 
 # Dashboard JSON schema version. 41 is at or below the latest version of
 # Grafana 12.2.1's migrator (41 or 42: see tests/test_grafana_upstream.py),
