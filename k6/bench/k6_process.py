@@ -1,0 +1,101 @@
+"""One run of the bench script (k6/bench/extension.js) by a k6 build, its k6
+process measured from outside (/proc): CPU split into its own and the
+kernel's, RSS at each mark the script logs, and a CPU profile of the
+publish phase on request. What extension.py's sections measure with."""
+
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
+
+
+def k6_bin():
+    if K6_OVERRIDE:
+        return K6_OVERRIDE
+    return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; k6_bin"], text=True).strip()
+
+
+def k6_version(k6=None):
+    """The measured build, as `k6 version` names it (k6 and extension versions)."""
+    out = subprocess.run([k6 or k6_bin(), "version"], capture_output=True, text=True, check=True).stdout
+    return " ".join(out.split())
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_cpu_split(pid):
+    """(utime, stime) in seconds of a process: its own code, and the kernel's
+    work on its behalf (the TCP stack's for every packet it writes or reads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_kb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def fetch_profile(port, seconds, out):
+    """A CPU profile of k6 over the next `seconds` (k6's --profiling-enabled endpoint)."""
+    url = f"http://127.0.0.1:{port}/debug/pprof/profile?seconds={seconds}"
+    with urllib.request.urlopen(url, timeout=seconds + 30) as r:  # noqa: S310 (loopback, our own k6)
+        Path(out).write_bytes(r.read())
+
+
+def run(env, k6=None, profile=None):
+    """Runs the bench script (k6: that build); profile: a file to write a CPU
+    profile of the publish phase to. Returns (marks dict, RESULT json, wall)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 10K connections
+    port = free_port() if profile else None
+    api = ["--address", f"127.0.0.1:{port}", "--profiling-enabled"] if profile else ["--address", ""]
+    args = [
+        k6 or k6_bin(),
+        "run",
+        "--quiet",
+        "--no-color",
+        *api,
+        "--no-summary",
+        str(ROOT / "k6/bench/extension.js"),
+    ]
+    e = dict(os.environ, K6_NO_USAGE_REPORT="true", **env)
+    t0 = time.time()
+    p = subprocess.Popen(args, env=e, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    marks, result, profiler = {}, None, None
+    for line in p.stderr:
+        if "MARK " in line:
+            name = line.split("MARK ", 1)[1].split('"')[0].strip()
+            user, system = proc_cpu_split(p.pid)
+            marks[name] = {"t": time.time(), "cpu": user + system, "sys": system, "rss_kb": proc_rss_kb(p.pid)}
+            if name == "publish-start" and profile:
+                # The publishing phase, less a second at either end.
+                profiler = threading.Thread(target=fetch_profile, args=(port, max(1, int(env["SECONDS"]) - 2), profile))
+                time.sleep(1)
+                profiler.start()
+        elif "RESULT " in line:
+            raw = line.split("RESULT ", 1)[1].rsplit('" source=', 1)[0]
+            result = json.loads(raw.encode().decode("unicode_escape"))
+        elif "level=error" in line or "level=warning" in line:
+            sys.stderr.write(line)
+    p.wait()
+    if profiler:
+        profiler.join()
+    if p.returncode != 0:
+        raise SystemExit(f"k6 failed with exit code {p.returncode}")
+    return marks, result, time.time() - t0
