@@ -14,7 +14,7 @@
 #   --accept-eula          writes the broker's EULA line into its EULA file
 #                          (brokers/<broker>/broker.toml [compose] eula), as a
 #                          user who read and accepted it does; nothing for a
-#                          broker without
+#                          broker without one
 #   --keep                 leave the stack up (Grafana on GRAFANA_PORT)
 # It needs the stack's ports free (a stack of yours down). By hand against a
 # stack that is already up: tests/compose/check_dashboards.py alone.

@@ -17,7 +17,7 @@
 #                stand-in image, tests/compose/images/<broker>.Dockerfile)
 #   --accept-eula  writes the broker's EULA line into its EULA file in the
 #                copy (brokers/<broker>/broker.toml [compose] eula), as a user
-#                who read and accepted it does; nothing for a broker without
+#                who read and accepted it does; nothing for a broker without one
 #   --conformance  also run the broker conformance suite (scripts/conformance.sh)
 #                on the stack's broker, as the copy's user would
 #   --keep       leave the copy and the stack's volumes for inspection
