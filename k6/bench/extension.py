@@ -33,7 +33,7 @@ from pathlib import Path
 from extension_page import benchmarks_page
 from extension_qos import qos, qos_section, splice_qos
 from extension_transports import splice_transports, transports, transports_section
-from k6_process import ROOT, k6_bin, k6_version, run
+from k6_process import ROOT, k6_bin, k6_version, run, use_build
 
 
 def throughput(
@@ -134,8 +134,7 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1:
         ap.error(f"--rounds {a.rounds}: give 1 or more runs per cell")
-    global K6_OVERRIDE
-    K6_OVERRIDE = a.k6 or K6_OVERRIDE
+    override = use_build(a.k6)
     os.environ["MQTT_URL"] = a.url
     os.environ["TLS_CA"] = a.tls_ca
     secs = 3 if a.quick else 20
@@ -175,8 +174,8 @@ def main():
         command += [*(["--before", a.before] if a.before else []), *(["--profile"] if a.profile else [])]
         command += ["--rounds", str(a.rounds)] if a.rounds > 1 else []
         command += ["--url", a.url, "--tls-url", a.tls_url, "--ws-url", a.ws_url]
-        if K6_OVERRIDE:
-            command += ["--k6", K6_OVERRIDE]
+        if override:
+            command += ["--k6", override]
         command += [*(["--transports-only"] if a.transports_only else []), *(["--qos-only"] if a.qos_only else [])]
         command += ["--docs", a.docs]
         if a.transports_only:

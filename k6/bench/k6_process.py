@@ -19,6 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
 
+def use_build(path):
+    """The build measured from now on (k6_bin): path (--k6), else
+    MQTTBENCH_K6's, else the project's (None)."""
+    global K6_OVERRIDE
+    K6_OVERRIDE = path or K6_OVERRIDE
+    return K6_OVERRIDE
+
+
 def k6_bin():
     if K6_OVERRIDE:
         return K6_OVERRIDE
