@@ -49,6 +49,15 @@ def cell(text):
     return text.replace("|", "\\|")
 
 
+def changes_table(facts):
+    """The broker's changes from its defaults as Markdown table lines (its
+    README's facts and a docs page's disclosure show the same table)."""
+    rows = [
+        "| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |" for c in facts["changes"]
+    ]
+    return ["| setting | default | here | why |", "|---|---|---|---|", *rows]
+
+
 def markdown(facts):
     """The facts as Markdown: image, metrics source, changes from defaults."""
     m = facts["metrics"]
@@ -62,11 +71,8 @@ def markdown(facts):
         f"Metrics: `{m['input']}` in `{m['telegraf']}` reads `{m['endpoint']}` into the measurement "
         f"`{m['measurement']}` (tag `{m['tag']}`); the dashboards use {series}.",
         "",
-        "| setting | default | here | why |",
-        "|---|---|---|---|",
+        *changes_table(facts),
     ]
-    for c in facts["changes"]:
-        lines.append("| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |")
     lines += ["", "Auth and security, each tried by the conformance suite (`tests/conformance`):", ""]
     lines += ["| claim | tried | answer |", "|---|---|---|"]
     for c in facts["claims"]:
@@ -101,13 +107,15 @@ def get(name, key):
 
 
 def values(key):
-    """Every broker's list at the dotted key (none where it has none), one
-    value per line: what every native broker needs, as setup reads it."""
+    """Every broker's value at the dotted key, a list's one per line (none
+    where it has none): what every broker says, as the shell reads it (the
+    native brokers' Debian packages; the version topics, since a broker at a
+    URL may be any of them)."""
     for name in names():
         value = load(name)
         for part in key.split("."):
             value = value.get(part, {}) if isinstance(value, dict) else {}
-        for v in value if isinstance(value, list) else []:
+        for v in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
             print(v)
 
 
@@ -131,21 +139,11 @@ def capabilities_env(name, native=False):
     }
 
 
-def version_topics():
-    """Every broker's version_topic, one per line: a broker at a URL may be any of them."""
-    for name in names():
-        topic = load(name).get("version_topic")
-        if topic:
-            print(topic)
-
-
 def main():
     if sys.argv[1:2] == ["get"] and len(sys.argv) == 4:
         return get(sys.argv[2], sys.argv[3])
     if sys.argv[1:2] == ["values"] and len(sys.argv) == 3:
         return values(sys.argv[2])
-    if sys.argv[1:] == ["version-topics"]:
-        return version_topics()
     if sys.argv[1:2] == ["capabilities"] and len(sys.argv) in (3, 4):
         if sys.argv[2] not in names():
             sys.exit(f"no brokers/{sys.argv[2]}/broker.toml")

@@ -174,7 +174,7 @@ compose() {
 broker_version() {
   local topic args=()
   command -v mosquitto_sub >/dev/null || return 0
-  while read -r topic; do args+=(-t "$topic"); done < <(python3 "$ROOT/scripts/broker_facts.py" version-topics)
+  while read -r topic; do args+=(-t "$topic"); done < <(python3 "$ROOT/scripts/broker_facts.py" values version_topic)
   ((${#args[@]})) || return 0
   timeout 5 mosquitto_sub -h "$1" -p "$2" "${args[@]}" -C 1 -W 4 2>/dev/null || true
 }

@@ -95,11 +95,7 @@ def column(b, manifest, versions):
         about = (facts.get("native") or {}).get("about") if b["mode"] == "native" else None
         lines += [f"Build: {about}." if about else f"Image: `{facts['image']}` in `.env`.", ""]
         lines += [f"<details><summary>Settings changed from its defaults (<code>brokers/{name}/broker.toml</code>)"]
-        lines += ["</summary>", "", "| setting | default | here | why |", "|---|---|---|---|"]
-        lines += [
-            "| " + " | ".join(broker_facts.cell(c[k]) for k in ("setting", "default", "here", "why")) + " |"
-            for c in facts["changes"]
-        ]
+        lines += ["</summary>", "", *broker_facts.changes_table(facts)]
         lines += ["", "</details>", ""]
     return lines
 
