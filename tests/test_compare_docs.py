@@ -53,7 +53,7 @@ def test_docs_writes_its_section_and_keeps_the_rest_of_the_page(stack, tmp_path)
         assert f"- command: `scripts/compare.sh {' '.join(args)} " in mine and f"--docs {quoted}`" in mine, mine[:2000]
         assert "- parameters, the same for every broker: `QOS=1`" in mine and "mosquitto's run recorded them: " in mine
         # The brokers' versions and settings, as their broker.toml disclose them.
-        assert re.search(r"\nVersion: [^\n]*\d+\.\d+", mine), mine
+        assert re.search(r"\n\*\*Version:\*\* [^\n]*\d+\.\d+", mine), mine
         assert "brokers/mosquitto/broker.toml" in mine and "| setting | default | here | why |" in mine
         # compare.md's tables, the broker its column.
         delivery = {row[0]: row[1:] for row in table("\n" + mine.replace("\n### ", "\n## "), "Delivery")[1:]}

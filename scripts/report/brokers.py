@@ -30,11 +30,13 @@ from .compare_tables import (
     RUN_TABLES,
     SEARCH_TABLES,
     build_tables,
-    cell,
     fmt,
     header,
+    markdown_table,
+    recorded,
     run_figures,
     search_table,
+    thresholds_table,
     tls_mismatch,
 )
 from .disclosure import disclosure
@@ -193,18 +195,7 @@ def write(manifest, dirs, out, built=None):
         made = {"search": charts.search_chart(out, brokers)}
     else:
         metric_tables = parameters_table(brokers, manifest.get("runs")) + build_tables(brokers, RUN_TABLES)
-        verdicts = [
-            "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else b["status"])
-            for b in brokers
-        ]
-        metric_tables.append(
-            {
-                "title": "Thresholds",
-                "note": None,
-                "header": [header(b, brokers) for b in brokers],
-                "rows": [["verdict", *verdicts]],
-            }
-        )
+        metric_tables.append(thresholds_table(brokers))
         if in_rounds:
             judged, breaches, refusals, warnings = rounds.judge(brokers, manifest, header)
             metric_tables += judged
@@ -231,7 +222,7 @@ def write(manifest, dirs, out, built=None):
     params = next((b["parameters"] for b in brokers if b.get("parameters")), None)
     written = datetime.now(UTC).isoformat(timespec="seconds")
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
-    env.filters["cell"] = cell
+    env.filters.update(markdown_table=markdown_table, recorded=recorded)
     text = env.get_template("brokers.md.j2").render(
         m=manifest,
         brokers=brokers,

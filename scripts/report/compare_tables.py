@@ -2,6 +2,8 @@
 metric with the brokers as its columns, from each broker's figures or its
 capacity search; a broker that did not run keeps its column, marked."""
 
+import json
+
 from . import tables
 
 
@@ -226,6 +228,41 @@ def header(b, brokers=()):
         transport = (b.get("figures") or {}).get("transport")
         return f"{b['name']} ({transport})" if transport and transports - {"TCP", None} else b["name"]
     return f"{b['name']} — {b['status']}: {b.get('short') or b.get('reason') or 'see its disclosure'}"
+
+
+def markdown_table(t):
+    """A table of build_tables (title, note, header, rows) in Markdown, the
+    header's first cell empty: compare.md's and the docs page's one renderer."""
+    lines = ["| " + " | ".join(cell(c) for c in ["", *t["header"]]) + " |", "|---" * (len(t["header"]) + 1) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(cell(c) for c in r) + " |" for r in t["rows"]])
+
+
+def thresholds_table(brokers):
+    """Each column's verdict as its result file gives it (figures.passed)."""
+    verdicts = [
+        "pass" if (b.get("figures") or {}).get("passed") else ("FAIL" if b["status"] == "ran" else b["status"])
+        for b in brokers
+    ]
+    return {
+        "title": "Thresholds",
+        "note": None,
+        "header": [header(b, brokers) for b in brokers],
+        "rows": [["verdict", *verdicts]],
+    }
+
+
+# What a comparison's first run recorded of its parameters, less those that
+# differ by broker or by run.
+NOT_SHARED = ("url", "results_dir", "broker", "run_id")
+
+
+def recorded(params):
+    """The recorded parameters, as `k=v, ...` (lists and tables as JSON)."""
+    return ", ".join(
+        f"{k}={json.dumps(v) if isinstance(v, list | dict) else v}"
+        for k, v in (params or {}).items()
+        if k not in NOT_SHARED and v is not None and v != ""
+    )
 
 
 def figure_cell(b, key, k, d):

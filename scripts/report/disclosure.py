@@ -6,11 +6,16 @@ import broker_facts
 from . import network
 
 
-def disclosure(b, manifest, mismatch=None):
+def disclosure(b, manifest, mismatch=None, local=True):
     """Markdown lines: how this broker ran, its version and configuration
-    (mismatch: the comparison's TLS versions differ, tls_mismatch)."""
+    (mismatch: the comparison's TLS versions differ, tls_mismatch). Not
+    local (a docs page in the repository, read elsewhere): without this
+    machine's paths (report, result file, log), its configuration folded."""
     # A run under a network profile (--impair) is named <broker>-<profile>.
     name = b.get("broker") or b["name"]
+    # Started and configured by this stack (not a target, a finished run or a saved baseline).
+    managed = b["kind"] not in ("target", "run", "saved")
+    facts = broker_facts.load(name) if managed else None
     lines = []
     if b["status"] == "ran":
         lines.append("**Status:** ran.")
@@ -38,27 +43,28 @@ def disclosure(b, manifest, mismatch=None):
         )
     else:
         lines.append("**Broker:** managed by this stack, natively (`scripts/stack.sh`).")
-    if b["kind"] not in ("target", "run", "saved") and manifest.get("limits"):
+    if managed and manifest.get("limits"):
         lines.append(f"**Limits:** {manifest['limits']}.")
     lines.append(f"**Version:** {b.get('version') or 'not recorded'}.")
     if b.get("profile"):
         net = network.describe(b.get("network")) if b.get("network") else None
         lines.append(f"**Network:** {net or 'not impaired (profile none): k6 reached the broker directly.'}")
-    if b["kind"] in ("target", "run", "saved"):
+    if not managed:
         pass
-    elif b["status"] != "ran" and broker_facts.load(name):
+    elif not facts:
+        lines.append(f"**Configuration:** no facts file (`brokers/{name}/broker.toml`): not disclosed.")
+    elif b["status"] != "ran":
         lines.append(f"**Configuration:** `brokers/{name}/broker.toml` (not shown: the broker did not run).")
+    elif local:
+        lines += [
+            f"**Configuration changes from defaults** (`brokers/{name}/broker.toml`):",
+            "",
+            broker_facts.markdown(facts),
+            "",
+        ]
     else:
-        facts = broker_facts.load(name)
-        if facts:
-            lines += [
-                f"**Configuration changes from defaults** (`brokers/{name}/broker.toml`):",
-                "",
-                broker_facts.markdown(facts),
-                "",
-            ]
-        else:
-            lines.append(f"**Configuration:** no facts file (`brokers/{name}/broker.toml`): not disclosed.")
+        summary = f"Configuration changes from defaults (<code>brokers/{name}/broker.toml</code>)"
+        lines.append(f"<details><summary>{summary}</summary>\n\n{broker_facts.markdown(facts)}\n\n</details>")
     if manifest.get("search"):
         link = f", [its report]({b['report']})." if b.get("report") else "."
         lines.append(f"**Capacity search:** `{b['search_id']}`{link}")
@@ -66,10 +72,9 @@ def disclosure(b, manifest, mismatch=None):
         if cap:
             lines.append(f"**Search result:** {cap.get('limit_text') or cap.get('limit') or 'no limit recorded'}.")
     else:
-        lines.append(
-            f"**Run:** `{b['run_id']}`"
-            + (f", [its report]({b['report']}), result file `{b['result']}`." if b.get("report") else " (no result).")
-        )
+        where = f", [its report]({b['report']}), result file `{b['result']}`." if b.get("report") else " (no result)."
+        if b.get("run_id"):
+            lines.append(f"**Run:** `{b['run_id']}`" + (where if local else "."))
         f = b.get("figures")
         if f:
             verdict = (
@@ -94,5 +99,5 @@ def disclosure(b, manifest, mismatch=None):
         lines.append(f"**Missing:** {m}.")
     if b.get("generator_warning"):
         lines.append(f"**Warning:** {b['generator_warning']}.")
-    lines.append(f"Log: `{b['log']}`." if b.get("log") else "")
+    lines.append(f"Log: `{b['log']}`." if b.get("log") and local else "")
     return "\n\n".join(x for x in lines if x)

@@ -10,8 +10,9 @@ appends it; a new FILE gets a title first) and keeps everything else of the
 page, written by hand or by other comparisons. It reads what compare.sh and
 report.brokers left in COMPARE_DIR (manifest.json, results.json) and each
 run's result file: the date, the machine, the load average at the start and
-the end of the runs, the exact command, each broker's version and settings
-(brokers/<name>/broker.toml), and compare.md's tables. check refuses, before
+the end of the runs, the exact command, and compare.md's tables and
+disclosures, rendered by the same code (compare_tables, disclosure) without
+this machine's paths. check refuses, before
 anything starts, a FILE that could not be written or whose markers are
 broken (exit 2)."""
 
@@ -21,10 +22,10 @@ import re
 import sys
 from pathlib import Path
 
-import broker_facts
 from generated import between_markers
 
-from .compare_tables import RUN_TABLES, build_tables, cell, header
+from .compare_tables import RUN_TABLES, build_tables, markdown_table, recorded, thresholds_table
+from .disclosure import disclosure
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- compare.sh --docs: {} -->", "<!-- end of compare.sh --docs: {} -->"
@@ -74,32 +75,6 @@ def machine(host):
     return f"{host.get('cpus')} cores ({host.get('cpu_model')}){mem}, {host.get('os')}, Linux {host.get('kernel')}"
 
 
-def column(b, manifest, versions):
-    """A broker's disclosure on the page: status, how it ran, version, settings."""
-    name = b.get("broker") or b["name"]
-    lines = [f"#### {b['name']}", ""]
-    if b["status"] != "ran":
-        lines += [f"**Not run:** {b.get('reason') or b.get('short')}.", ""]
-    if b["kind"] == "target":
-        lines += [f"A target at `{b.get('url')}`, not managed: its configuration is its own, not disclosed here.", ""]
-        lines += [f"Version: {b.get('version') or 'not recorded'}.", ""]
-        return lines
-    how = "natively (`scripts/stack.sh`)" if b["mode"] == "native" else f"under compose (profile `{name}`)"
-    lines += [f"Run by this stack {how}; {manifest.get('limits') or 'no limits recorded'}.", ""]
-    lines += [f"Version: {b.get('version') or versions.get(b['name']) or 'not recorded'}.", ""]
-    f = b.get("figures") or {}
-    if f.get("failed_thresholds"):
-        lines += ["Thresholds: FAILED (" + ", ".join(f"`{k}`" for k in f["failed_thresholds"]) + ").", ""]
-    facts = broker_facts.load(name)
-    if facts:
-        about = (facts.get("native") or {}).get("about") if b["mode"] == "native" else None
-        lines += [f"Build: {about}." if about else f"Image: `{facts['image']}` in `.env`.", ""]
-        lines += [f"<details><summary>Settings changed from its defaults (<code>brokers/{name}/broker.toml</code>)"]
-        lines += ["</summary>", "", *broker_facts.changes_table(facts)]
-        lines += ["", "</details>", ""]
-    return lines
-
-
 def load_runs(results):
     """Each column that ran: its result file (host, versions, parameters), by name."""
     runs = {}
@@ -117,16 +92,9 @@ def section(manifest, results, runs, key):
     """The section's Markdown (between its markers)."""
     brokers = results["brokers"]
     first = next(iter(runs.values()), {})
-    versions = {n: (r.get("versions") or {}).get("broker") for n, r in runs.items()}
     load = manifest.get("load_average") or {}
     env = " ".join(f"`{e}`" for e in manifest.get("env") or []) or "the scenario's defaults"
-    params = first.get("parameters") or {}
-    skip = {"url", "results_dir", "broker", "run_id"}
-    recorded = ", ".join(
-        f"{k}={json.dumps(v) if isinstance(v, list | dict) else v}"
-        for k, v in params.items()
-        if k not in skip and v is not None and v != ""
-    )
+    shared = recorded(first.get("parameters"))
     lines = [
         f"## {key}",
         "",
@@ -135,7 +103,7 @@ def section(manifest, results, runs, key):
         f"- load average (1, 5, 15 min) at the start: {load.get('start', '?')}; at the end: {load.get('end', '?')}",
         f"- command: `{manifest.get('command')}`",
         f"- parameters, the same for every broker: {env}"
-        + (f"; as {next(iter(runs))}'s run recorded them: {recorded}" if recorded else ""),
+        + (f"; as {next(iter(runs))}'s run recorded them: {shared}" if shared else ""),
         f"- k6: {(first.get('versions') or {}).get('k6') or 'not recorded'}; comparison `{manifest['compare_id']}`",
         "",
     ]
@@ -144,25 +112,14 @@ def section(manifest, results, runs, key):
         lines += [f"> **{b['name']}** did not run: {b.get('reason') or b.get('short')}.", ">"]
     if not_run:
         lines[-1] = ""
-    heads = [header(b, brokers) for b in brokers]
-    verdicts = [
-        ("pass" if (b.get("figures") or {}).get("passed") else "FAIL") if b["status"] == "ran" else b["status"]
-        for b in brokers
-    ]
-    tables = [
-        *build_tables(brokers, RUN_TABLES),
-        {"title": "Thresholds", "note": None, "header": heads, "rows": [["verdict", *verdicts]]},
-    ]
-    for t in tables:
+    for t in [*build_tables(brokers, RUN_TABLES), thresholds_table(brokers)]:
         lines += [f"### {t['title']}", ""]
         if t["note"]:
             lines += [t["note"], ""]
-        lines += ["| " + " | ".join(cell(c) for c in ["", *t["header"]]) + " |", "|---" * (len(t["header"]) + 1) + "|"]
-        lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in t["rows"]]
-        lines.append("")
+        lines += [markdown_table(t), ""]
     lines += ["### The brokers", ""]
     for b in brokers:
-        lines += column(b, manifest, versions)
+        lines += [f"#### {b['name']}", "", disclosure(b, manifest, results.get("tls_mismatch"), local=False), ""]
     return "\n".join(lines).rstrip("\n")
 
 
