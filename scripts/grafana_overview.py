@@ -5,7 +5,7 @@ memory and disk."""
 
 import flux_filters as ff
 import grafana_disk
-from grafana_broker_queries import broker_query
+from grafana_broker_queries import broker_query, series_described
 from grafana_flows import FLOW_VARIABLE, flow_latency, k6_rate_by_flow
 from grafana_flux import (
     BROKER_CPU,
@@ -22,7 +22,7 @@ from grafana_flux import (
 from grafana_panels import DELIVERY_COLOURS, HOLDS, SEARCH_SUM, SYS_NOTE, Dashboard, count_stat, right_axis
 from grafana_variables import VARIABLES
 
-HEAP = "heap (Mosquitto $SYS)"
+HEAP = "broker heap"
 
 
 def overview():
@@ -94,11 +94,14 @@ def overview():
         [BROKER_MEM, broker_query([HEAP], rate=False)],
         "bytes",
         description="Left: the broker process's resident memory (RSS). Right, on an axis of its own (a heap of "
-        "tens of KB would lie flat on RSS's MB): with Mosquitto built on glibc (Debian's), the heap it reports "
-        "in $SYS, in bytes." + SYS_NOTE + ".",
+        "tens of KB would lie flat on RSS's MB): the heap the broker reports itself, where it does: "
+        + series_described([HEAP])
+        + "."
+        + SYS_NOTE
+        + ".",
         line={HEAP: HOLDS},
         axis="broker RSS",
-        series={HEAP: right_axis("Mosquitto heap ($SYS)")},
+        series={HEAP: right_axis("broker heap (its own report)")},
     )
     grafana_disk.overview_panels(ov)
     return ov

@@ -36,7 +36,7 @@ LEGENDS = {
     "Connections (generator)": {"publishers", "subscribers"},
     "Host CPU and broker CPU (%)": {"host CPU, % of all cores", "broker CPU, % of one core"},
     "Host memory used (%)": {"host memory used"},
-    "Broker memory": {"broker RSS", "heap (Mosquitto $SYS)"},
+    "Broker memory": {"broker RSS", "broker heap"},
     "Messages received / sent (msg/s)": {
         "received",
         "sent",
@@ -138,7 +138,7 @@ def test_steps_and_values_published_on_change_are_drawn_as_steps():
     assert shape(ts["Achieved vs target rate (msg/s)"], "achieved") == "linear"
     # A $SYS value holds until the next; a rate since the last report covers the span before it.
     assert shape(ts["Connected clients and stored messages"], "connected") == "stepAfter"
-    assert shape(ts["Broker memory"], "heap (Mosquitto $SYS)") == "stepAfter"
+    assert shape(ts["Broker memory"], "broker heap") == "stepAfter"
     assert shape(ts["Messages received / sent (msg/s)"], "received") == "stepBefore"
     assert shape(ts["Messages dropped (msg/s)"], "dropped") == "stepBefore"
     for title in ("Messages dropped (msg/s)", "Messages received / sent (msg/s)"):

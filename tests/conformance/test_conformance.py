@@ -15,10 +15,9 @@ compose job runs it on each real image):
   CONFORMANCE_SECRET_FILE   the stack's generated secret the claims name
   CONFORMANCE_LOG_FILE      the broker's log since its start
   CONFORMANCE_NATIVE        set: it is the native stack's broker ([native.capabilities])
-With none set, it starts Debian's Mosquitto with the project's config, and
-each other broker with a [native] table as the native stack runs it
-(HiveMQ CE, RabbitMQ), and skips the brokers that have no native build here, saying
-why. A case needing what a broker lacks (its broker.toml [capabilities]:
+With none set, it starts each broker with a [native] table as the native
+stack runs it (Mosquitto, HiveMQ CE, RabbitMQ), and skips the brokers that
+have no native build here, saying why. A case needing what a broker lacks (its broker.toml [capabilities]:
 MQTT 5, QoS 2) is checked to be refused before load, then skipped."""
 
 import dataclasses
@@ -35,7 +34,7 @@ import requests
 
 import broker_counters
 import broker_facts
-from conftest import BEHAVIOUR_P99_MS, ROOT, project_mosquitto, run_k6
+from conftest import BEHAVIOUR_P99_MS, ROOT, run_k6
 from mqtt_wire import Client
 from native_broker import native_broker
 
@@ -112,11 +111,8 @@ def target(request, tmp_path_factory):
         log = Path(env["CONFORMANCE_LOG_FILE"]) if "CONFORMANCE_LOG_FILE" in env else None
         native = bool(env.get("CONFORMANCE_NATIVE"))  # scripts/conformance.sh --native
         yield Target(name, env["CONFORMANCE_MQTT_URL"], log, env.get("CONFORMANCE_METRICS_URL"), secret, native)
-    elif name == "mosquitto":
-        with project_mosquitto(tmp_path_factory.mktemp("conformance")) as (port, log):
-            yield Target(name, f"mqtt://127.0.0.1:{port}", log)
     elif "native" in broker_facts.load(name):
-        # Every other broker the native stack can run ([native] in its broker.toml).
+        # Every broker the native stack can run ([native] in its broker.toml).
         with native_broker(name, tmp_path_factory.mktemp(f"conformance-{name}")) as (port, log, metrics):
             yield Target(name, f"mqtt://127.0.0.1:{port}", log, metrics, native=True)
     else:
