@@ -50,8 +50,8 @@ def cell(text):
 
 
 def changes_table(facts):
-    """The broker's changes from its defaults as Markdown table lines (its
-    README's facts and a docs page's disclosure show the same table)."""
+    """The broker's changes from its defaults as Markdown table lines (of
+    markdown: its README's facts and each disclosure of a run of it)."""
     rows = [
         "| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |" for c in facts["changes"]
     ]

@@ -12,9 +12,8 @@ report.brokers left in COMPARE_DIR (manifest.json, results.json) and each
 run's result file: the date, the machine, the load average at the start and
 the end of the runs, the exact command, and compare.md's tables and
 disclosures, rendered by the same code (compare_tables, disclosure) without
-this machine's paths. check refuses, before
-anything starts, a FILE that could not be written or whose markers are
-broken (exit 2)."""
+this machine's paths. check refuses, before anything starts, a FILE that
+could not be written or whose markers are broken (exit 2)."""
 
 import argparse
 import json

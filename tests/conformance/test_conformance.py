@@ -17,8 +17,9 @@ compose job runs it on each real image):
   CONFORMANCE_NATIVE        set: it is the native stack's broker ([native.capabilities])
 With none set, it starts each broker with a [native] table as the native
 stack runs it (Mosquitto, HiveMQ CE, RabbitMQ), and skips the brokers that
-have no native build here, saying why. A case needing what a broker lacks (its broker.toml [capabilities]:
-MQTT 5, QoS 2) is checked to be refused before load, then skipped."""
+have no native build here, saying why. A case needing what a broker lacks
+(its broker.toml [capabilities]: MQTT 5, QoS 2) is checked to be refused
+before load, then skipped."""
 
 import dataclasses
 import json
