@@ -49,15 +49,6 @@ def cell(text):
     return text.replace("|", "\\|")
 
 
-def changes_table(facts):
-    """The broker's changes from its defaults as Markdown table lines (of
-    markdown: its README's facts and each disclosure of a run of it)."""
-    rows = [
-        "| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |" for c in facts["changes"]
-    ]
-    return ["| setting | default | here | why |", "|---|---|---|---|", *rows]
-
-
 def markdown(facts):
     """The facts as Markdown: image, metrics source, changes from defaults."""
     m = facts["metrics"]
@@ -71,8 +62,11 @@ def markdown(facts):
         f"Metrics: `{m['input']}` in `{m['telegraf']}` reads `{m['endpoint']}` into the measurement "
         f"`{m['measurement']}` (tag `{m['tag']}`); the dashboards use {series}.",
         "",
-        *changes_table(facts),
+        "| setting | default | here | why |",
+        "|---|---|---|---|",
     ]
+    for c in facts["changes"]:
+        lines.append("| " + " | ".join(cell(c[k]) for k in ("setting", "default", "here", "why")) + " |")
     lines += ["", "Auth and security, each tried by the conformance suite (`tests/conformance`):", ""]
     lines += ["| claim | tried | answer |", "|---|---|---|"]
     for c in facts["claims"]:
@@ -115,7 +109,9 @@ def values(key):
         value = load(name)
         for part in key.split("."):
             value = value.get(part, {}) if isinstance(value, dict) else {}
-        for v in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
+        if isinstance(value, str):
+            value = [value]
+        for v in value if isinstance(value, list) else []:
             print(v)
 
 
