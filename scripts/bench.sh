@@ -199,7 +199,8 @@ impair_traps() {
 }
 
 if [[ "$mode" == native ]]; then
-  "$ROOT/scripts/setup.sh"
+  read -ra plan <<<"$(setup_plan "$broker" "$impair")"
+  SETUP_BROKER="$broker" "$ROOT/scripts/setup.sh" "${plan[@]}"
   if "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; then
     running="$(cat "$STATE/broker" 2>/dev/null || true)"
     [[ "$running" == "$broker" ]] || die "the native stack runs broker '$running': scripts/stack.sh down first"

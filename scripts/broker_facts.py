@@ -100,12 +100,12 @@ def get(name, key):
     print(value if isinstance(value, str) else json.dumps(value))
 
 
-def values(key):
-    """Every broker's value at the dotted key, a list's one per line (none
-    where it has none): what every broker says, as the shell reads it (the
-    native brokers' Debian packages; the version topics, since a broker at a
-    URL may be any of them)."""
-    for name in names():
+def values(key, brokers=None):
+    """Every broker's value at the dotted key (or those of brokers), a
+    list's one per line (none where it has none): what every broker says, as
+    the shell reads it (the native brokers' Debian packages; the version
+    topics, since a broker at a URL may be any of them)."""
+    for name in brokers or names():
         value = load(name)
         for part in key.split("."):
             value = value.get(part, {}) if isinstance(value, dict) else {}
@@ -138,8 +138,10 @@ def capabilities_env(name, native=False):
 def main():
     if sys.argv[1:2] == ["get"] and len(sys.argv) == 4:
         return get(sys.argv[2], sys.argv[3])
-    if sys.argv[1:2] == ["values"] and len(sys.argv) == 3:
-        return values(sys.argv[2])
+    if sys.argv[1:2] == ["values"] and len(sys.argv) in (3, 4):
+        if sys.argv[3:] and sys.argv[3] not in names():
+            sys.exit(f"no brokers/{sys.argv[3]}/broker.toml")
+        return values(sys.argv[2], sys.argv[3:])
     if sys.argv[1:2] == ["capabilities"] and len(sys.argv) in (3, 4):
         if sys.argv[2] not in names():
             sys.exit(f"no brokers/{sys.argv[2]}/broker.toml")

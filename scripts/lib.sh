@@ -50,6 +50,18 @@ step() {
   fi
 }
 
+# setup_plan BROKER [IMPAIR]: the setup steps (scripts/setup/) a native bench
+# of BROKER uses, in setup.sh's order: Debian's packages (Mosquitto, the
+# clients, a broker's [native] debian), Python for the report, Telegraf, k6,
+# InfluxDB, the broker's own build if it has one (HiveMQ CE), Toxiproxy for
+# --impair. Not compose or staticcheck: a first run builds only these.
+setup_plan() {
+  local broker="$1" impair="${2:-}" steps=(debian python telegraf k6 influxd)
+  [[ -x "$ROOT/scripts/setup/$broker.sh" ]] && steps+=("$broker")
+  [[ -n "$impair" ]] && steps+=(toxiproxy)
+  echo "${steps[@]}"
+}
+
 # The brokers: each folder of brokers/ with a broker.toml, the one place
 # that describes a broker (a new folder is a new broker everywhere).
 brokers() {

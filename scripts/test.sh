@@ -3,34 +3,92 @@
 # caches when present), runs the linters (scripts/lint.sh), then every test
 # against real components:
 #   1. Go tests of the k6 extension, with the race detector (embedded
-#      mochi-mqtt and real Mosquitto),
-#   2. pytest: the native stack (influxd, Telegraf, node_exporter, Mosquitto),
-#      the real k6 build running scripts and scenarios, compose and dashboards,
-#      and the compose stack end to end under Debian's dockerd, with images
-#      built here from the project's own builds (about 2.5 minutes; the first
-#      run on a machine adds a debootstrap of 1 to 3 minutes).
-# Extra arguments go to pytest (e.g. -k shared).
+#      mochi-mqtt and real Mosquitto), and the cross-OS go vet, beside
+#   2. pytest in MQTTBENCH_TEST_WORKERS workers (pytest-xdist, default 3):
+#      the native stack (influxd, Telegraf, node_exporter, Mosquitto; HiveMQ
+#      CE and RabbitMQ), the real k6 build running scripts and scenarios,
+#      compose and dashboards, and the compose stack end to end under
+#      Debian's dockerd, with images built here from the project's own builds
+#      (the first run on a machine adds a debootstrap of 1 to 3 minutes).
+# It ends with each phase's time and pytest's 30 slowest tests.
+# Usage: scripts/test.sh [--fast] [pytest arguments...]
+#   --fast  the editing lane: no compose, no HiveMQ CE or RabbitMQ stack, no
+#           slow test (pytest -m "not compose and not native_brokers and not slow")
+#   e.g. scripts/test.sh -k shared; MQTTBENCH_TEST_WORKERS=1 scripts/test.sh
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-"$ROOT/scripts/setup.sh"
-"$ROOT/scripts/setup.sh" docker
-"$ROOT/scripts/lint.sh"
+lane=()
+if [[ "${1:-}" == --fast ]]; then
+  lane=(-m "not compose and not native_brokers and not slow")
+  shift
+fi
+# Three workers on two cores: much of a test is waiting (a JVM starting, a
+# run's fixed duration, Telegraf's flush), and the CPU-heavy lanes (compose,
+# the native brokers) run in one worker each (tests/conftest.py).
+workers="${MQTTBENCH_TEST_WORKERS:-3}"
+[[ "$workers" =~ ^[1-4]$ ]] ||
+  die "MQTTBENCH_TEST_WORKERS=$workers: give 1 to 4 (the port plan, tests/ports.py, serves four workers)"
+
+phases=()
+# phase NAME CMD...: runs CMD and records how long it took.
+phase() {
+  local name="$1" t0=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  phases+=("$(printf '%-26s %4ds%s' "$name" "$((SECONDS - t0))" "$( ((rc == 0)) || echo "  (failed: exit $rc)")")")
+  return "$rc"
+}
+# shellcheck disable=SC2317 # called by the trap
+report_phases() {
+  log "phase times"
+  printf '  %s\n' "${phases[@]}" >&2
+}
+trap report_phases EXIT
+
+# shellcheck disable=SC2317 # called by phase
+setup() {
+  "$ROOT/scripts/setup.sh"
+  "$ROOT/scripts/setup.sh" docker
+}
+phase setup setup
+phase lint "$ROOT/scripts/lint.sh"
 
 # With the race detector: the extension is concurrent throughout (readers,
 # the poller, the reporter, publish phases) and a data race must not ship.
-# It costs about 2 minutes of compiling on a cold build cache, and the
-# tests run in ~35 s instead of ~30 s.
-log "go test -race: k6 extension"
-(cd "$ROOT/k6/extension" && MQTTBENCH_REQUIRE_BROKERS=1 go test -race -count=1 ./...)
 # The poller and getrusage are Linux/Unix-only: laptops on macOS or Windows
-# must still get a k6 that builds (with goroutine readers there).
-for os in darwin windows; do
-  (cd "$ROOT/k6/extension" && GOOS="$os" go vet ./...)
-done
+# must still get a k6 that builds (with goroutine readers there). Beside
+# pytest, its output kept until pytest ends so that the two do not interleave.
+go_tests() {
+  cd "$ROOT/k6/extension"
+  MQTTBENCH_REQUIRE_BROKERS=1 go test -race -count=1 ./...
+  local os
+  for os in darwin windows; do GOOS="$os" go vet ./...; done
+}
+go_log=$(mktemp) go_time=$(mktemp)
+log "go test -race and the cross-OS go vet: k6 extension (beside pytest)"
+(
+  t0=$SECONDS rc=0
+  (go_tests) || rc=$?
+  echo "$((SECONDS - t0))" >"$go_time"
+  exit "$rc"
+) >"$go_log" 2>&1 &
+go_pid=$!
 
-log "pytest: native stack, k6 scripts and scenarios"
+log "pytest ($workers workers): native stack, k6 scripts and scenarios, compose"
 cd "$ROOT"
 # -rs: a skipped test says why (a broker with no native build, no ../shared).
-"$CACHE/venv/current/bin/python" -m pytest -q -rs -p no:cacheprovider tests "$@"
+pytest_rc=0
+phase pytest "$CACHE/venv/current/bin/python" -m pytest -q -rs -p no:cacheprovider \
+  -n "$workers" --dist loadgroup --durations=30 "${lane[@]}" tests "$@" || pytest_rc=$?
+
+go_rc=0
+wait "$go_pid" || go_rc=$?
+log "go test -race and go vet: its output"
+cat "$go_log"
+phases+=("$(printf '%-26s %4ds%s' "go test -race, go vet" "$(cat "$go_time")" \
+  "$( ((go_rc == 0)) || echo "  (failed: exit $go_rc; beside pytest)")")")
+rm -f "$go_log" "$go_time"
+((go_rc == 0)) || die "go test -race or go vet failed (exit $go_rc): see above"
+exit "$pytest_rc"

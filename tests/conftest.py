@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from mqtt_wire import free_port
+import ports
+
+# Session fixtures of their own modules: the other native brokers' stacks.
+pytest_plugins = ["native_stacks"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The scripts' Python modules (report, broker_facts, flux_filters) are tested
@@ -25,8 +28,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 # Test ports differ from the defaults, so a user's running stack is untouched.
 # MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their
 # tests on one machine at once (offsets such as 100, 200...: the bases are
-# far enough apart that no two checkouts' ports meet).
-PORT_OFFSET = int(os.environ.get("MQTTBENCH_TEST_PORT_OFFSET", "0"))
+# far enough apart that no two checkouts' ports meet); each pytest-xdist
+# worker's are moved again by its place in the port plan (tests/ports.py).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+PORT_OFFSET = int(os.environ.get("MQTTBENCH_TEST_PORT_OFFSET", "0")) + ports.worker_offset(WORKER)
 
 
 def _ephemeral_ports():
@@ -46,7 +51,10 @@ def loopback_port(base):
 
     Never one from the ephemeral range: any client's connection (the suite
     opens thousands) may hold it as its source port, and the server's bind
-    then fails now and then (CI: node_exporter on 39100)."""
+    then fails now and then (CI: node_exporter on 39100). Only a base of
+    the port plan (tests/ports.py), which keeps workers apart."""
+    if base not in ports.BASES:
+        raise ValueError(f"test port base {base} is not in the port plan: add it to tests/ports.py")
     port = base + PORT_OFFSET
     low, high = EPHEMERAL_PORTS
     if low <= port <= high:
@@ -55,6 +63,19 @@ def loopback_port(base):
             f"kernel's ephemeral range {low}-{high}: pick a base below {low - PORT_OFFSET}"
         )
     return port
+
+
+def free_port():
+    """A spare port of the plan that nothing holds now, for a server of one
+    test (never the kernel's choice: that is an ephemeral port)."""
+    for base in sorted(ports.SPARE):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", loopback_port(base)))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise AssertionError(f"every spare port of tests/ports.py is held (bases {min(ports.SPARE)}-{max(ports.SPARE)})")
 
 
 TEST_PORTS = {
@@ -67,19 +88,37 @@ TEST_PORTS = {
     "WS_PORT": str(loopback_port(12843)),
 }
 
-# A second native stack's, beside the session's (another broker's: tests/
-# test_hivemq.py, test_loopback_only.py), with its metrics port where its
-# broker.toml [native] names the variable that moves it.
-OTHER_STACK_PORTS = {
-    "INFLUXDB_PORT": str(loopback_port(15086)),
-    "TELEGRAF_K6_PORT": str(loopback_port(15186)),
-    "NODE_EXPORTER_PORT": str(loopback_port(15100)),
-    "MQTT_PORT": str(loopback_port(15883)),
-    "MQTTS_PORT": str(loopback_port(15884)),
-    "MTLS_PORT": str(loopback_port(15885)),
-    "WS_PORT": str(loopback_port(15886)),
+# The lanes (scripts/test.sh --fast leaves the first three out).
+MARKERS = {
+    "compose": "needs the Docker engine (the docker_engine fixture); one worker runs them all, in turn",
+    "native_brokers": "needs HiveMQ CE's or RabbitMQ's native stack (the native_stack fixture); one worker",
+    "slow": "takes more than about half a minute alone",
+    "stops_stack": "stops a shared native stack: runs after every other test of its group",
 }
-OTHER_STACK_METRICS_PORT = str(loopback_port(15399))
+
+
+def pytest_configure(config):
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Lanes and workers from what a test uses: a test of the Docker engine is
+    `compose`, one of a HiveMQ CE or RabbitMQ stack `native_brokers`. Under
+    pytest-xdist (--dist loadgroup) each lane is one group, which one worker
+    runs in turn (one engine, one stack per broker, never two compose stacks
+    at once), and every other module is a group of its own, so its module
+    fixtures (a recorded run, a broker) are made once. Tests that stop a
+    shared stack go last."""
+    for item in items:
+        if "docker_engine" in item.fixturenames:
+            item.add_marker(pytest.mark.compose)
+        if "native_stack" in item.fixturenames:
+            item.add_marker(pytest.mark.native_brokers)
+        lane = next((m for m in ("compose", "native_brokers") if item.get_closest_marker(m)), None)
+        item.add_marker(pytest.mark.xdist_group(lane or item.module.__name__))
+    items.sort(key=lambda item: item.get_closest_marker("stops_stack") is not None)
 
 
 def load_dashboards():
@@ -229,6 +268,24 @@ def stack(tmp_path_factory):
     s.run("down", check=False)
 
 
+@pytest.fixture(scope="session")
+def docker_engine():
+    """One Docker engine for every compose test of the run (Debian's
+    dockerd, started here when none answers), with the stand-in images
+    built once (tests/compose/build-images.sh)."""
+    engine = subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    if not engine and os.geteuid() != 0:
+        pytest.skip("no Docker engine answers, and starting dockerd needs root (CI runs as root)")
+    r = subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "start"], text=True, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    built = subprocess.run([str(ROOT / "tests/compose/build-images.sh")], text=True, capture_output=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    yield
+    # Only a dockerd this run started is stopped; a user's engine is left running.
+    if "dockerd started" in r.stderr:
+        subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "stop"], check=False)
+
+
 def wait_until(fn, timeout=20.0, every=0.5):
     """Polls fn until it returns a truthy value; returns the last value."""
     deadline = time.time() + timeout
@@ -346,7 +403,7 @@ class ConnectionCounter:
         import threading
 
         self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind(("127.0.0.1", free_port()))
         self.sock.listen(16)
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]

@@ -6,12 +6,6 @@ import struct
 import time
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Client:
     """Just enough MQTT 5 over a socket to see what the broker does."""
 

@@ -10,7 +10,8 @@ import subprocess
 import time
 
 import broker_facts
-from conftest import OTHER_STACK_PORTS, ROOT, Stack, loopback_port
+from conftest import ROOT, Stack
+from native_stacks import COMPARISON_SLOT, slot_env
 from test_compare import cleanup, table
 
 NATIVE = [b for b in broker_facts.names() if "native" in broker_facts.load(b)]
@@ -18,10 +19,10 @@ NATIVE = [b for b in broker_facts.names() if "native" in broker_facts.load(b)]
 
 def test_compare_native_runs_every_native_broker_in_its_own_column(tmp_path):
     assert {"mosquitto", "hivemq", "rabbitmq"} <= set(NATIVE), NATIVE
-    s = Stack(tmp_path / "state", OTHER_STACK_PORTS)
-    # Each broker's own ports (metrics, an Erlang node's), off a user's defaults.
+    # Each broker's own ports (metrics, an Erlang node's), off a user's
+    # defaults and the other native stacks' (tests/native_stacks.py).
     own = sorted({var for b in NATIVE for var in broker_facts.load(b)["native"].get("ports", {})})
-    s.env.update({var: str(loopback_port(15390 + i)) for i, var in enumerate(own)})
+    s = Stack(tmp_path / "state", slot_env(COMPARISON_SLOT, own))
     compare_id = f"cmp-native-{time.time_ns()}"
     args = ["--native", "--broker", ",".join(NATIVE), "--id", compare_id]
     # p2p at QoS 1, laptop-sized; the p99 bound loose: exactness is asserted, not latency.

@@ -48,19 +48,6 @@ def e2e(*args, timeout=1500):
     )
 
 
-@pytest.fixture(scope="module")
-def docker_engine():
-    engine = subprocess.run(["docker", "info"], capture_output=True).returncode == 0
-    if not engine and os.geteuid() != 0:
-        pytest.skip("no Docker engine answers, and starting dockerd needs root (CI runs as root)")
-    r = subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "start"], text=True, capture_output=True)
-    assert r.returncode == 0, r.stderr
-    yield
-    # Only a dockerd this test started is stopped; a user's engine is left running.
-    if "dockerd started" in r.stderr:
-        subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "stop"], check=False)
-
-
 def test_mosquitto_profile_from_a_fresh_copy_runs_fanin_and_reports(docker_engine):
     r = e2e("--broker", "mosquitto", "--stand-ins", "--conformance")
     # The script's own verdict first (its error line), then the stack's last logs.

@@ -25,7 +25,6 @@ import time
 import pytest
 
 from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, ROOT, loopback_port
-from test_compose_e2e import docker_engine  # noqa: F401 (a fixture)
 from test_impair import cleanup
 from test_loopback_only import LOOPBACK, descendants, listening
 
@@ -59,14 +58,12 @@ def hosts(*brokers):
 
 
 @pytest.fixture(scope="module")
-def stack(docker_engine, tmp_path_factory):  # noqa: F811
+def stack(docker_engine, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("compose-stack")
     (tmp / "short.yaml").write_text(SHORT)
     files = f"compose.yaml:tests/compose/stand-ins.yaml:{tmp}/short.yaml"
     env = {**os.environ, **ENV, "COMPOSE_FILE": files, "K6_WEB_DASHBOARD": "false"}
     env.pop("BROKER", None)
-    built = subprocess.run([str(ROOT / "tests/compose/build-images.sh")], env=env, text=True, capture_output=True)
-    assert built.returncode == 0, built.stderr[-3000:]
 
     def dc(*args, extra="", check=True, timeout=600, **more):
         e = {**env, **more}

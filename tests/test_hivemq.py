@@ -18,9 +18,6 @@ import requests
 import grafana_frames as gf
 from conftest import (
     BEHAVIOUR_P99_MS,
-    OTHER_STACK_METRICS_PORT,
-    OTHER_STACK_PORTS,
-    Stack,
     bind,
     broker_panel_queries,
     lib_value,
@@ -28,24 +25,21 @@ from conftest import (
     run_p2p,
     wait_until,
 )
+from native_stacks import native_ports
 
 ROOT = Path(__file__).resolve().parent.parent
 # Ports of its own (the session's stack may hold TEST_PORTS); the launcher's
 # metrics port off its default (9399), which a user's stack serves.
-PORTS = OTHER_STACK_PORTS
-METRICS_PORT = OTHER_STACK_METRICS_PORT
+PORTS = native_ports("hivemq")
+METRICS_PORT = PORTS["HIVEMQ_METRICS_PORT"]
 
 
 @pytest.fixture(scope="module")
-def hivemq(tmp_path_factory):
+def hivemq(native_stack):
+    """The run's one HiveMQ CE stack (tests/native_stacks.py)."""
     lib = Path(lib_value('echo "$CACHE/hivemq/$HIVEMQ_VERSION/lib/hivemq-launcher.jar"'))
     assert lib.is_file(), f"{lib} missing: run scripts/setup.sh hivemq"
-    s = Stack(tmp_path_factory.mktemp("hivemq-stack"), PORTS)
-    s.env["HIVEMQ_METRICS_PORT"] = METRICS_PORT
-    r = s.run("up", "--broker", "hivemq", check=False)
-    assert r.returncode == 0, r.stderr[-3000:]
-    yield s
-    s.run("down", check=False)
+    return native_stack("hivemq")
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +145,7 @@ def test_bench_reports_the_version_of_the_build_it_ran(hivemq):
         shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
 
 
+@pytest.mark.stops_stack
 def test_down_stops_it(hivemq):
     pid = hivemq.pids()["broker"]
     r = hivemq.run("down")

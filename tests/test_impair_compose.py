@@ -11,7 +11,6 @@ import time
 import urllib.request
 
 from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, ROOT, loopback_port
-from test_compose_e2e import docker_engine  # noqa: F401 (a fixture)
 from test_impair import WAN_P50_MS, cleanup
 
 ENV = {
@@ -33,11 +32,9 @@ ENV = {
 }
 
 
-def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine):  # noqa: F811
+def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine):
     env = {**os.environ, **ENV, "K6_WEB_DASHBOARD": "false"}
     env.pop("INFLUX_TOKEN", None)
-    built = subprocess.run([str(ROOT / "tests/compose/build-images.sh")], env=env, text=True, capture_output=True)
-    assert built.returncode == 0, built.stderr[-3000:]
     run_id = f"impair-compose-{time.time_ns()}"
     try:
         r = subprocess.run(

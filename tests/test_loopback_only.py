@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import broker_facts
-from conftest import OTHER_STACK_PORTS, Stack, loopback_port
+from native_stacks import OTHER_NATIVE
 
-# The other brokers the native stack runs (Mosquitto is the session stack's):
-# each folder of brokers/ with a [native] table.
-OTHER_NATIVE = [n for n in broker_facts.names() if n != "mosquitto" and "native" in broker_facts.load(n)]
 LOOPBACK = {"127.0.0.1", "::1", "[::1]", "[::ffff:127.0.0.1]"}
 USER = re.compile(r"pid=(\d+)")
 
@@ -58,20 +54,11 @@ def test_every_listener_of_the_native_stack_is_on_loopback(stack):
 
 
 @pytest.mark.parametrize("broker", OTHER_NATIVE)
-def test_every_listener_of_each_native_broker_is_on_loopback(broker, tmp_path):
-    # Ports of its own: the session's stack may hold TEST_PORTS.
-    s = Stack(tmp_path, OTHER_STACK_PORTS)
-    table = broker_facts.load(broker)["native"]
-    # Its own ports too (metrics, an Erlang node's), off the defaults a user's stack holds.
-    for i, var in enumerate(table.get("ports", {})):
-        s.env[var] = str(loopback_port(15390 + i))
-    r = s.run("up", "--broker", broker, check=False)
-    try:
-        assert r.returncode == 0, r.stderr[-3000:]
-        rows = listening(descendants(set(s.pids().values())))
-        broker_pid = s.pids()["broker"]
-        assert len([r for r in rows if int(USER.search(r[2])[1]) in descendants({broker_pid})]) >= 4, rows
-        beyond = [r for r in rows if r[0] not in LOOPBACK]
-        assert not beyond, f"the native stack with {broker} listens beyond loopback: {beyond}"
-    finally:
-        s.run("down", check=False)
+def test_every_listener_of_each_native_broker_is_on_loopback(broker, native_stack):
+    # The run's one stack of that broker (tests/native_stacks.py), inspected.
+    s = native_stack(broker)
+    rows = listening(descendants(set(s.pids().values())))
+    broker_pid = s.pids()["broker"]
+    assert len([r for r in rows if int(USER.search(r[2])[1]) in descendants({broker_pid})]) >= 4, rows
+    beyond = [r for r in rows if r[0] not in LOOPBACK]
+    assert not beyond, f"the native stack with {broker} listens beyond loopback: {beyond}"

@@ -11,7 +11,6 @@ import subprocess
 import pytest
 
 from conftest import PORT_OFFSET, ROOT, TEST_PORTS, Stack, lib_value, loopback_port
-from test_compose_e2e import docker_engine  # noqa: F401 (a fixture)
 
 PROJECT = f"mqtt-bench-portcheck-{PORT_OFFSET}"
 
@@ -35,12 +34,10 @@ def test_stack_up_names_the_program_holding_a_port_and_how_to_free_it(tmp_path):
 
 
 @pytest.fixture
-def compose_clone(tmp_path, docker_engine):  # noqa: F811 (the imported fixture)
+def compose_clone(tmp_path, docker_engine):
     """A clone holding what compose reads for the InfluxDB service (.env, the
     init scripts) on the stand-in images, as project PROJECT; yields a
     function running its compose."""
-    r = subprocess.run([str(ROOT / "tests/compose/build-images.sh")], text=True, capture_output=True)
-    assert r.returncode == 0, r.stderr
     clone = tmp_path / "clone"
     shutil.copytree(ROOT / "scripts/init", clone / "scripts/init")
     shutil.copy(ROOT / ".env", clone / ".env")

@@ -16,29 +16,13 @@ import pytest
 import broker_facts
 from conftest import (
     ROOT,
-    Stack,
     bind,
     broker_panel_queries,
-    loopback_port,
     run_k6,
     run_scenario_to_influx,
     wait_until,
 )
 from test_loopback_only import LOOPBACK, descendants, listening
-
-PORTS = {
-    "MQTT_PORT": 16583,
-    "MQTTS_PORT": 16541,
-    "MTLS_PORT": 16542,
-    "WS_PORT": 16543,
-    "INFLUXDB_PORT": 16586,
-    "TELEGRAF_K6_PORT": 16587,
-    "NODE_EXPORTER_PORT": 16590,
-    # brokers/rabbitmq/broker.toml [native] ports, moved by their variables.
-    "METRICS_PORT": 16592,
-    "DIST_PORT": 16572,
-    "EPMD_PORT": 16569,
-}
 
 pytestmark = pytest.mark.skipif(
     not shutil.which("rabbitmq-server") and not shutil.which("/usr/lib/rabbitmq/bin/rabbitmq-server"),
@@ -52,19 +36,9 @@ def port_open(port):
 
 
 @pytest.fixture(scope="module")
-def rabbit(tmp_path_factory):
-    s = Stack(tmp_path_factory.mktemp("rabbitmq-stack"))
-    s.env.update({k: str(loopback_port(v)) for k, v in PORTS.items()})
-    s.influx = f"http://127.0.0.1:{s.env['INFLUXDB_PORT']}"
-    s.mqtt_url = f"mqtt://127.0.0.1:{s.env['MQTT_PORT']}"
-    s.k6_out = f"influxdb=http://127.0.0.1:{s.env['TELEGRAF_K6_PORT']}/k6"
-    r = s.run("up", "--broker", "rabbitmq", check=False)
-    if r.returncode:
-        s.run("down", check=False)  # what started before the failure
-    log = s.state / "logs/broker.log"
-    assert r.returncode == 0, r.stderr[-3000:] + (log.read_text()[-3000:] if log.exists() else "")
-    yield s
-    s.run("down", check=False)
+def rabbit(native_stack):
+    """The run's one RabbitMQ stack (tests/native_stacks.py)."""
+    return native_stack("rabbitmq")
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +135,7 @@ def test_every_listener_is_on_loopback_epmd_included(rabbit):
     assert not beyond, f"rabbitmq listens beyond loopback: {beyond}"
 
 
+@pytest.mark.stops_stack
 def test_down_stops_the_node_and_its_epmd(rabbit, p2p_qos1):
     r = rabbit.run("down")
     assert r.returncode == 0, r.stderr

@@ -3,14 +3,19 @@
 # node_exporter, the MQTT clients the scripts and tests use,
 # the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env), and the
 # headless browser the tests open dashboards with (tests/test_live_view.py).
+# With SETUP_BROKER (scripts/bench.sh's plan, lib.sh setup_plan): that
+# broker's packages and what a run uses, not the linter or the browser.
 set -euo pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
-mapfile -t brokers_pkgs < <(python3 "$ROOT/scripts/broker_facts.py" values native.debian)
-pkgs=("${brokers_pkgs[@]}" mosquitto-clients prometheus-node-exporter curl jq procps iproute2 shellcheck)
-# Debian's chromium, unless a Chrome is there already (GitHub's Ubuntu runners
-# have google-chrome; Ubuntu's chromium package is a snap).
-command -v chromium chromium-browser google-chrome >/dev/null || pkgs+=(chromium)
+mapfile -t brokers_pkgs < <(python3 "$ROOT/scripts/broker_facts.py" values native.debian ${SETUP_BROKER:+"$SETUP_BROKER"})
+pkgs=("${brokers_pkgs[@]}" mosquitto-clients prometheus-node-exporter curl jq procps iproute2)
+if [[ -z "${SETUP_BROKER:-}" ]]; then
+  pkgs+=(shellcheck)
+  # Debian's chromium, unless a Chrome is there already (GitHub's Ubuntu runners
+  # have google-chrome; Ubuntu's chromium package is a snap).
+  command -v chromium chromium-browser google-chrome >/dev/null || pkgs+=(chromium)
+fi
 mapfile -t missing < <(missing_packages "${pkgs[@]}")
 ((${#missing[@]} == 0)) && exit 0
 apt_install "${missing[@]}"

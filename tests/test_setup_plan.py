@@ -1,0 +1,33 @@
+"""A first run builds only what it uses: scripts/bench.sh sets up the steps
+of lib.sh's setup_plan for its broker, not setup.sh's every step (docker
+compose, staticcheck, Toxiproxy, HiveMQ CE's jar: 1,233 s in all on a busy
+2-core host, where a native Mosquitto bench needs about half)."""
+
+import re
+
+from conftest import ROOT, lib_value
+
+
+def test_a_native_mosquitto_bench_sets_up_only_what_it_runs():
+    assert lib_value("setup_plan mosquitto").split() == ["debian", "python", "telegraf", "k6", "influxd"]
+
+
+def test_a_broker_with_a_build_of_its_own_and_impairment_add_their_steps():
+    assert lib_value("setup_plan hivemq").split()[-1] == "hivemq"
+    assert lib_value("setup_plan mosquitto wan").split()[-1] == "toxiproxy"
+
+
+def test_bench_sets_up_through_its_plan_alone():
+    # Every call of setup.sh in bench.sh takes the plan's steps.
+    calls = re.findall(r".*scripts/setup\.sh.*", (ROOT / "scripts/bench.sh").read_text())
+    code = [c for c in calls if not c.lstrip().startswith("#")]
+    assert code and all('"${plan[@]}"' in c for c in code), code
+
+
+def test_the_plans_debian_step_installs_that_brokers_packages_not_the_tests_tools():
+    out = lib_value('python3 "$ROOT/scripts/broker_facts.py" values native.debian mosquitto')
+    assert out.split() == ["mosquitto"]
+    debian = (ROOT / "scripts/setup/debian.sh").read_text()
+    # shellcheck and chromium are the tests' (lint, the live view's browser check).
+    guarded = debian[debian.index('if [[ -z "${SETUP_BROKER:-}" ]]') :]
+    assert "shellcheck" in guarded and "chromium" in guarded
