@@ -18,6 +18,7 @@ NATIVE_BROKER_PORTS = {
     "MTLS_PORT": 16442,
     "WS_PORT": 16443,
     "METRICS_PORT": 16492,
+    "HIVEMQ_METRICS_PORT": 16493,
     "DIST_PORT": 16472,
     "EPMD_PORT": 16469,
 }
@@ -29,6 +30,10 @@ def native_broker(name, tmp):
     table, through scripts/broker_native.py), alone: no InfluxDB or Telegraf.
     Yields (MQTT port, log path, metrics URL or None); stops it and runs its
     stop commands (an Erlang node's epmd) on the way out."""
+    # Every port it opens moved: its [native] ports too (a default such as
+    # HiveMQ's 9399 is a user's stack's).
+    missing = set(broker_native.native(name).get("ports", {})) - set(NATIVE_BROKER_PORTS)
+    assert not missing, f"{name}'s [native] ports {sorted(missing)}: add them to NATIVE_BROKER_PORTS"
     env = dict(os.environ, **{k: str(loopback_port(v)) for k, v in NATIVE_BROKER_PORTS.items()})
     # Its readiness checks would pass against another broker left on these ports.
     for var in NATIVE_BROKER_PORTS:

@@ -20,7 +20,7 @@ OTHER_NATIVE_STACKS = {
     *(17086, 17187, 17100, *range(17883, 17887), *range(17390, 17396)),
 }
 # The conformance suite's lone native broker (tests/native_broker.py).
-CONFORMANCE = {16483, 16441, 16442, 16443, 16492, 16472, 16469}
+CONFORMANCE = {16483, 16441, 16442, 16443, 16492, 16493, 16472, 16469}
 # Single brokers and proxies of one test module each.
 SINGLE = {
     *range(11884, 11900),
