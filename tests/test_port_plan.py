@@ -8,11 +8,9 @@ import ports
 from conftest import EPHEMERAL_PORTS, loopback_port
 
 
-def plan(workers, user_offset=0):
-    """Each worker's ports: (worker id, ports)."""
-    return {
-        f"gw{i}": {b + user_offset + ports.worker_offset(f"gw{i}") for b in ports.BASES} for i in range(workers)
-    }
+def plan(workers):
+    """Each worker's ports, by worker id."""
+    return {f"gw{i}": {b + ports.worker_offset(f"gw{i}") for b in ports.BASES} for i in range(workers)}
 
 
 def test_four_workers_never_share_a_port_and_stay_below_the_ephemeral_range():
