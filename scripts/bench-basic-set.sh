@@ -25,5 +25,5 @@ for sc in conn-tcp-10K-100 fanout-1-1K-1-1K p2p-1K-1K-1K-1K sharedsub-1K-5-1K-1K
   K6_NO_USAGE_REPORT=true RUN_ID="$sc-$stamp" DURATION="$duration" RESULTS_DIR="$out_dir" \
     MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" "$k6" "${args[@]}" "$ROOT/k6/scenarios/$sc.js" || true
 done
-# The same success and latency figures as the report (scripts/report/basic_set.py).
-PYTHONPATH="$ROOT/scripts" "$CACHE/venv/current/bin/python" -m report.basic_set "$out_dir"
+# The same success and latency figures as the report (mqttbench/report/basic_set.py).
+"$CACHE/venv/current/bin/python" -m mqttbench.report.basic_set "$out_dir"

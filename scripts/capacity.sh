@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The capacity search: see scripts/capacity/__main__.py (or --help).
+# The capacity search: see mqttbench/capacity/__main__.py (or --help).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --compose and --native are this script's (where the broker runs); the
-# rest go to the search (scripts/capacity/__main__.py).
+# rest go to the search (mqttbench/capacity/__main__.py).
 target=false broker=mosquitto mode=native args=()
 for ((i = 1; i <= $#; i++)); do
   case "${!i}" in
@@ -46,4 +46,4 @@ elif ! $target; then
   ulimit -n "$(ulimit -Hn)"
 fi
 load_influx_token
-PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" exec "$CACHE/venv/current/bin/python" -m capacity "${args[@]}"
+exec "$CACHE/venv/current/bin/python" -m mqttbench.capacity "${args[@]}"

@@ -34,7 +34,7 @@
 #   --docs FILE       also this comparison's section of a docs page (e.g. docs/brokers-compared.md):
 #                     the date, machine, load average, this command, the brokers' versions and
 #                     settings and the tables; the section of the same scenario and QoS is
-#                     replaced, the rest of the page kept (scripts/report/docs_page.py).
+#                     replaced, the rest of the page kept (mqttbench/report/docs_page.py).
 # A broker that does not start, or cannot be reached, is marked in its column
 # with the reason, and the others still run. Exit code: 0 every broker ran;
 # 1 some broker was marked (the report is written all the same); 2 bad input;
@@ -164,7 +164,7 @@ if ((${#impairs[@]})); then
     if [[ "$p" == none ]]; then
       impair_label[$p]=none
     else
-      checked=$(python3 "$ROOT/scripts/impair.py" check "$p") || exit 2
+      checked=$(python3 -m mqttbench.stack.impair check "$p") || exit 2
       impair_label[$p]=$(jq -r .profile <<<"$checked")
     fi
   done

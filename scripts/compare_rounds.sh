@@ -7,7 +7,7 @@
 #                        median of its rounds, every round's value beside it.
 #   --baseline NAME      each other column, per metric, against column NAME: the change
 #                        of the medians, its bootstrap interval and a word (regressed,
-#                        improved, no change beyond noise) (scripts/report/regress.py).
+#                        improved, no change beyond noise) (mqttbench/report/regress.py).
 #   --fail-on BOUNDS     e.g. 'p99=+10%,rate=-5%,broker_cpu_per_msg=+10%': exit 4 when a
 #                        metric regressed with its whole interval beyond its bound
 #                        (after the report is written). Metrics: rate, p50, p99,
@@ -35,10 +35,10 @@ rounds_option() {
   esac
 }
 
-# report_module MODULE ARG...: python -m report.MODULE (report.rounds, report.brokers).
+# report_module MODULE ARG...: python -m mqttbench.report.MODULE (rounds, brokers).
 report_module() {
   [[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python >&2
-  PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" "$CACHE/venv/current/bin/python" -m "report.$1" "${@:2}"
+  "$CACHE/venv/current/bin/python" -m "mqttbench.report.$1" "${@:2}"
 }
 
 # rounds_check SEARCH COLUMN...: the options read and checked before anything

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The report command: see scripts/report/__main__.py (or --help).
+# The report command: see mqttbench/report/__main__.py (or --help).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -9,4 +9,4 @@ load_influx_token
 MQTTBENCH_K6_BIN="$(k6_bin)"
 export MQTTBENCH_K6_BIN
 # From the caller's directory, so that relative paths in arguments work.
-PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" exec "$CACHE/venv/current/bin/python" -m report "$@"
+exec "$CACHE/venv/current/bin/python" -m mqttbench.report "$@"

@@ -21,9 +21,11 @@ import ports
 pytest_plugins = ["native_stacks"]
 
 ROOT = Path(__file__).resolve().parent.parent
-# The scripts' Python modules (report, broker_facts, flux_filters) are tested
-# too: pytest loads this file before it imports the test modules.
-sys.path.insert(0, str(ROOT / "scripts"))
+# The orchestration's package (mqttbench/) is tested too: pytest loads this
+# file before it imports the test modules; the processes the tests start
+# (python -m mqttbench.report, the scripts) import it from the same checkout.
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 # Test ports differ from the defaults, so a user's running stack is untouched.
 # MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their

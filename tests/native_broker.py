@@ -1,5 +1,5 @@
 """A broker as the native stack runs it (its brokers/<name>/broker.toml
-[native] table, through scripts/broker_native.py), alone, for the
+[native] table, through mqttbench/brokers/native.py), alone, for the
 conformance suite: no InfluxDB or Telegraf around it."""
 
 import contextlib
@@ -8,6 +8,7 @@ import socket
 import subprocess
 
 import broker_native  # scripts/, on the path conftest sets
+
 from conftest import ROOT, loopback_port, wait_until
 
 # A native broker of the conformance suite (native_broker): ports of its own,
@@ -27,7 +28,7 @@ NATIVE_BROKER_PORTS = {
 @contextlib.contextmanager
 def native_broker(name, tmp):
     """The broker NAME as the native stack runs it (its broker.toml [native]
-    table, through scripts/broker_native.py), alone: no InfluxDB or Telegraf.
+    table, through mqttbench/brokers/native.py), alone: no InfluxDB or Telegraf.
     Yields (MQTT port, log path, metrics URL or None); stops it and runs its
     stop commands (an Erlang node's epmd) on the way out."""
     # Every port it opens moved: its [native] ports too (a default such as

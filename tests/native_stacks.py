@@ -6,8 +6,8 @@ needs it (its own module's, the loopback check, the conformance suite)
 inspects that one. A pytest plugin of conftest.py."""
 
 import pytest
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
 from conftest import Stack, loopback_port
 
 # The brokers, each with its slot of ports below (by this order).

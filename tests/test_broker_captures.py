@@ -4,7 +4,7 @@ exposition right after start and after one p2p run of a known size. Served
 on 127.0.0.1 to the project's own telegraf/brokers/<name>.conf, they must
 reach InfluxDB, fill every Broker internals panel of that broker, and move
 the broker's counters by exactly what k6 counted plus the documented
-offsets (scripts/broker_counters.py, from broker.toml)."""
+offsets (mqttbench/brokers/counters.py, from broker.toml)."""
 
 import base64
 import json
@@ -18,10 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
 import pytest
+from mqttbench import flux_filters as ff
+from mqttbench.brokers import counters as broker_counters
+from mqttbench.brokers import facts as broker_facts
 
-import broker_counters
-import broker_facts
-import flux_filters as ff
 from conftest import ROOT, bind, broker_panel_queries, lib_value, wait_until
 
 CAPTURES = ROOT.parent / "shared" / "brokers" / "captures"

@@ -12,9 +12,9 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
+from mqttbench import flux_filters as ff
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
-import flux_filters as ff
 from conftest import ROOT
 
 # Every folder of brokers/ is a broker: none is listed here.
@@ -26,7 +26,7 @@ def test_every_broker_has_a_facts_file():
 
 
 def test_readmes_are_rendered_from_the_facts():
-    r = subprocess.run(["python3", str(ROOT / "scripts/broker_facts.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run(["python3", "-m", "mqttbench.brokers.facts", "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 
@@ -77,12 +77,12 @@ def test_metrics_source_matches_telegraf_and_the_dashboards(name):
 
 @pytest.mark.parametrize("name", [n for n in BROKERS if "native" in broker_facts.load(n)])
 def test_the_native_rewrite_finds_every_line_it_names(name, tmp_path):
-    # scripts/broker_native.py refuses a config in which a rewrite pattern
+    # mqttbench/brokers/native.py refuses a config in which a rewrite pattern
     # matches nothing (a listener left on every interface); none is left.
     env = dict(os.environ, MQTT_PORT="1", MQTTS_PORT="2", MTLS_PORT="3", WS_PORT="4")
     # Its own ports too ([native] ports), away from their defaults.
     env |= {k: str(5 + i) for i, k in enumerate(broker_facts.load(name)["native"].get("ports", {}))}
-    plan = [sys.executable, ROOT / "scripts/broker_native.py", "plan", name, tmp_path]
+    plan = [sys.executable, "-m", "mqttbench.brokers.native", "plan", name, tmp_path]
     r = subprocess.run(plan, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     conf = (tmp_path / f"{name}.conf").read_text()
@@ -96,14 +96,14 @@ def test_what_a_broker_can_do_is_read_from_one_table_that_the_refusal_names():
     none named is all."""
 
     def cli(*args):
-        out = subprocess.check_output([sys.executable, str(ROOT / "scripts/broker_facts.py"), "capabilities", *args])
+        out = subprocess.check_output([sys.executable, "-m", "mqttbench.brokers.facts", "capabilities", *args])
         return dict(line.split("=", 1) for line in out.decode().splitlines())
 
     native = {"BROKER_MQTT": "3.1.1", "BROKER_QOS": "0,1", "BROKER_CAPABILITIES": "native.capabilities"}
     assert cli("rabbitmq", "native") == broker_facts.capabilities_env("rabbitmq", native=True) == native
     assert cli("rabbitmq") == {"BROKER_MQTT": "3.1.1,5", "BROKER_QOS": "0,1", "BROKER_CAPABILITIES": "capabilities"}
     assert cli("mosquitto", "native") == {"BROKER_MQTT": "", "BROKER_QOS": "", "BROKER_CAPABILITIES": "capabilities"}
-    r = subprocess.run([sys.executable, str(ROOT / "scripts/broker_facts.py"), "capabilities", "nosuch"],
+    r = subprocess.run([sys.executable, "-m", "mqttbench.brokers.facts", "capabilities", "nosuch"],
                        capture_output=True, text=True)  # fmt: skip
     assert r.returncode != 0 and "brokers/nosuch/broker.toml" in r.stderr
 
@@ -144,7 +144,7 @@ def test_compose_facts_are_its_profiles(name):
 def test_setup_installs_the_debian_package_each_native_broker_says_it_runs():
     """scripts/setup/debian.sh installs every broker.toml's [native] debian;
     a broker whose [native] about names a Debian package lists it there."""
-    out = subprocess.check_output([sys.executable, str(ROOT / "scripts/broker_facts.py"), "values", "native.debian"])
+    out = subprocess.check_output([sys.executable, "-m", "mqttbench.brokers.facts", "values", "native.debian"])
     listed = out.decode().split()
     for name in broker_facts.names():
         native = broker_facts.load(name).get("native", {})

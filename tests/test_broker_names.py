@@ -13,8 +13,8 @@ import re
 import tomllib
 
 import pytest
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
 from conftest import ROOT
 
 SCANNED = ("scripts", "tests/compose", ".github")

@@ -7,7 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from capacity.search import Bounds, Search, Trial, judge
+from mqttbench.capacity.search import Bounds, Search, Trial, judge
+
 from conftest import ROOT, loopback_port
 from delay_proxy import DelayProxy
 from test_scenarios import mosquitto

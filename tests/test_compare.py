@@ -275,8 +275,8 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
     py = lib_value('echo "$CACHE/venv/current/bin/python"')
     try:
         r = subprocess.run(
-            [py, "-m", "report.brokers", str(out / "manifest.json")],
-            cwd=ROOT / "scripts",
+            [py, "-m", "mqttbench.report.brokers", str(out / "manifest.json")],
+            cwd=ROOT,
             text=True,
             capture_output=True,
         )

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import requests
+from mqttbench import flux_filters as ff
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
-import flux_filters as ff
 from conftest import (
     ROOT,
     TEST_PORTS,
@@ -125,7 +125,7 @@ def test_no_secret_in_repo_files():
 
 
 def test_dashboards_lint():
-    subprocess.run(["python3", str(ROOT / "scripts/grafana_dashboards.py"), "--check"], check=True)
+    subprocess.run(["python3", "-m", "mqttbench.dashboards", "--check"], check=True)
     boards = load_dashboards()
     uids = [d["uid"] for d in boards.values()]
     assert sorted(uids) == [
@@ -210,7 +210,7 @@ def query(board, where, target=None):
 
 
 OVERVIEW = "benchmark-overview.json"
-# Two trials of one capacity search, as scripts/capacity runs them: run ids
+# Two trials of one capacity search, as mqttbench/capacity runs them: run ids
 # <search>-tNN-r<rate>, every sample tagged search=<search>. Trial 2 ran on
 # two k6 instances, each pushing its step start. Counts per trial: lost,
 # received (a delivery success of 99.7 % and 98 %, 98.5667 % together).

@@ -15,8 +15,8 @@ import re
 import subprocess
 
 import pytest
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
 from conftest import PORT_OFFSET, ROOT, loopback_port
 
 # The stack's own ports and project, never the defaults a user's stack (native

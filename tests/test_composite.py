@@ -50,8 +50,8 @@ def test_composite_passes_with_background_open_and_each_part_exact(stack, k6_bin
     py = lib_value('echo "$CACHE/venv/current/bin/python"')
     out = tmp_path / "reports"
     rep = subprocess.run(
-        [py, "-m", "report", r["run_id"], "--results", str(tmp_path), "--out", str(out), "--no-influx"],
-        cwd=ROOT / "scripts",
+        [py, "-m", "mqttbench.report", r["run_id"], "--results", str(tmp_path), "--out", str(out), "--no-influx"],
+        cwd=ROOT,
         env=dict(os.environ, INFLUX_URL="http://127.0.0.1:9"),
         text=True,
         capture_output=True,

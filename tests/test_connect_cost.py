@@ -2,8 +2,8 @@
 ramp read off the result's timeline, the CPU integrated over it from
 samples that each hold the mean since the one before."""
 
-from report.connect_cost import broker_cpu_per_connect, cpu_seconds, ramp
-from report.results import Run as ResultRun
+from mqttbench.report.connect_cost import broker_cpu_per_connect, cpu_seconds, ramp
+from mqttbench.report.results import Run as ResultRun
 
 
 class Run(ResultRun):

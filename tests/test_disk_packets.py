@@ -141,7 +141,7 @@ def test_without_the_processs_points_the_cells_say_why(stack, persisting, tmp_pa
 
 
 def test_the_reasons_without_influxdb():
-    import report.io_rates as io_rates
+    from mqttbench.report import io_rates
 
     class Run:
         run_id = "x"
@@ -156,7 +156,7 @@ def test_the_reasons_without_influxdb():
     figures = io_rates.figures(Run(), None)
     assert figures["broker_disk_write_avg"] is None and figures["packets_recv_avg"] is None
     assert set(figures["why"]) == {"broker_disk_write", "host_disk_write", "packets"}, figures["why"]
-    assert Path(ROOT / "scripts/report/io_rates.py").read_text().count("\n") < 300
+    assert Path(ROOT / "mqttbench/report/io_rates.py").read_text().count("\n") < 300
 
 
 def test_under_compose_the_container_s_block_io_and_network(stack):
@@ -166,9 +166,8 @@ def test_under_compose_the_container_s_block_io_and_network(stack):
     the host's disks are counted once (a partition and a volume of the disk
     are left out of the sum)."""
     import requests
-
-    import report.io_rates as io_rates
-    from report.influx import Influx
+    from mqttbench.report import io_rates
+    from mqttbench.report.influx import Influx
 
     # Integers, as Telegraf's influxdb_v2 output writes its unsigned counters.
     broker, now = f"cmpz{time.time_ns() % 10**6}", (time.time_ns() // 10**9 - 3600) * 10**9

@@ -9,8 +9,8 @@ import subprocess
 import time
 
 import pytest
+from mqttbench.brokers import counters as broker_counters
 
-import broker_counters
 from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
 from test_scenarios import mosquitto
 

@@ -8,8 +8,8 @@ import re
 import subprocess
 
 import pytest
+from mqttbench.generated import scenario_params
 
-import scenario_params
 from conftest import ROOT
 
 README = ROOT / "README.md"
@@ -84,7 +84,9 @@ def test_relative_links_resolve(path):
 
 
 def test_parameter_table_is_rendered_from_params_js():
-    r = subprocess.run(["python3", str(ROOT / "scripts/scenario_params.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run(
+        ["python3", "-m", "mqttbench.generated.scenario_params", "--check"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
 
 

@@ -277,7 +277,7 @@ def check_variables_read_written_tags():
     scenario_js = (ROOT / "k6/lib/scenario.js").read_text()
     run_js = (ROOT / "k6/lib/run.js").read_text()
     telegraf = (ROOT / "telegraf/telegraf.conf").read_text()
-    capacity = (ROOT / "scripts/capacity/trial.py").read_text()
+    capacity = (ROOT / "mqttbench/capacity/trial.py").read_text()
     written = {
         "run_id": "exec.vu.metrics.tags.run_id" in scenario_js,
         "scenario": "tags: { scenario: name" in scenario_js,
@@ -290,7 +290,7 @@ def check_variables_read_written_tags():
         "flow": "c.tags = { flow: f.name }" in run_js,
     }
     # History's: the tags of each run's summary point, which its report writes.
-    summary = re.search(r"tags = \{(.*?)\n    \}", (ROOT / "scripts/report/history.py").read_text(), re.S).group(1)
+    summary = re.search(r"tags = \{(.*?)\n    \}", (ROOT / "mqttbench/report/history.py").read_text(), re.S).group(1)
     for name, d in load_dashboards().items():
         for v in d["templating"]["list"]:
             for tag in re.findall(r'tag: "(\w+)"', v["query"]):
@@ -504,8 +504,8 @@ FACTS = [
         "variables_read_tags_the_project_writes",
         "k6/lib/scenario.js (options.tags scenario, broker; exec.vu.metrics.tags.run_id); k6/lib/run.js (a "
         "group's tags: flow); telegraf/telegraf.conf "
-        "[global_tags] broker; scripts/capacity/trial.py (SEARCH_ID, tagged as search by k6/lib/scenario.js); "
-        "scripts/report/history.py (the tags of a run's summary point, History's variables); run "
+        "[global_tags] broker; mqttbench/capacity/trial.py (SEARCH_ID, tagged as search by k6/lib/scenario.js); "
+        "mqttbench/report/history.py (the tags of a run's summary point, History's variables); run "
         "against InfluxDB by "
         "tests/test_compose_and_dashboards.py",
         check_variables_read_written_tags,

@@ -36,8 +36,18 @@ def run(k6_bin, tmp_path, url, **env):
 
 def report(tmp_path, run_id):
     rep = subprocess.run(
-        [sys.executable, "-m", "report", run_id, "--results", str(tmp_path), "--out", str(tmp_path), "--no-influx"],
-        cwd=ROOT / "scripts",
+        [
+            sys.executable,
+            "-m",
+            "mqttbench.report",
+            run_id,
+            "--results",
+            str(tmp_path),
+            "--out",
+            str(tmp_path),
+            "--no-influx",
+        ],
+        cwd=ROOT,
         text=True,
         capture_output=True,
     )

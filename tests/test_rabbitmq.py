@@ -12,8 +12,8 @@ import subprocess
 import time
 
 import pytest
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
 from conftest import (
     ROOT,
     bind,

@@ -1,10 +1,9 @@
-"""scripts/report/regress.py on fixed data: the medians, the seeded bootstrap
+"""mqttbench/report/regress.py on fixed data: the medians, the seeded bootstrap
 interval, the verdict word and the bounds of --fail-on."""
 
 import pytest
-
-from report import regress, rounds
-from report.regress import METRICS, BadBound, breach, parse_bounds, verdict
+from mqttbench.report import regress, rounds
+from mqttbench.report.regress import METRICS, BadBound, breach, parse_bounds, verdict
 
 # Five rounds a side, as an A/A comparison gives them: the same broker twice.
 A = [1.10, 1.32, 0.98, 1.21, 1.05]

@@ -7,15 +7,15 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from mqttbench.brokers import facts as broker_facts
+from mqttbench.report import tables
 
-import broker_facts
 from conftest import ROOT, TEST_PORTS, lib_value, run_scenario_to_influx
-from report import tables
 
 
 def report(args, env):
     py = lib_value('echo "$CACHE/venv/current/bin/python"')
-    return subprocess.run([py, "-m", "report", *args], cwd=ROOT / "scripts", env=env, text=True, capture_output=True)
+    return subprocess.run([py, "-m", "mqttbench.report", *args], cwd=ROOT, env=env, text=True, capture_output=True)
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_basic_set_summary_has_the_reports_figures(step_run, tmp_path):
     (tmp_path / "other.json").write_text("[]")
     py = lib_value('echo "$CACHE/venv/current/bin/python"')
     r = subprocess.run(
-        [py, "-m", "report.basic_set", str(tmp_path)], cwd=ROOT / "scripts", text=True, capture_output=True
+        [py, "-m", "mqttbench.report.basic_set", str(tmp_path)], cwd=ROOT, text=True, capture_output=True
     )
     assert r.returncode == 0, r.stderr
     (row,) = json.loads((tmp_path / "basic-set.json").read_text())

@@ -3,8 +3,8 @@ when InfluxDB has it."""
 
 from pathlib import Path
 
-from report import diagnosis
-from report.results import Run
+from mqttbench.report import diagnosis
+from mqttbench.report.results import Run
 
 
 def run_with(cause, text):

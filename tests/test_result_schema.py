@@ -20,7 +20,7 @@ LOAD = {"QOS": "1", "PUBLISHERS": "4", "SUBSCRIBERS": "4", "RATE": "200", "DURAT
 
 def test_the_committed_schema_is_generated_from_the_current_type():
     r = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/result_schema.py"), "--check"], capture_output=True, text=True
+        [sys.executable, "-m", "mqttbench.generated.result_schema", "--check"], capture_output=True, text=True
     )
     assert r.returncode == 0, r.stderr
 
@@ -52,8 +52,18 @@ def test_single_instance_and_merged_results_validate_and_the_merge_reports_its_c
         assert d["lost"] == 0 and d["granted_qos"] == 1 and d["publishers"] == 4, d
     assert merged["policy"]["rate_reached"] == json.loads(files[0].read_text())["policy"]["rate_reached"]
     rep = subprocess.run(
-        [sys.executable, "-m", "report", split, "--results", str(tmp_path), "--out", str(tmp_path), "--no-influx"],
-        cwd=ROOT / "scripts",
+        [
+            sys.executable,
+            "-m",
+            "mqttbench.report",
+            split,
+            "--results",
+            str(tmp_path),
+            "--out",
+            str(tmp_path),
+            "--no-influx",
+        ],
+        cwd=ROOT,
         text=True,
         capture_output=True,
     )
@@ -63,8 +73,7 @@ def test_single_instance_and_merged_results_validate_and_the_merge_reports_its_c
 
 
 def test_a_result_that_drifts_from_its_type_is_refused_by_the_reader(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from report.results import MissingData, Run
+    from mqttbench.report.results import MissingData, Run
 
     data = {"schema": "mqtt-bench/result/v2", "run_id": "x", "policy": {}, "surprise": 1}
     try:
@@ -76,8 +85,7 @@ def test_a_result_that_drifts_from_its_type_is_refused_by_the_reader(tmp_path):
 
 
 def test_a_result_of_another_version_is_named_and_blocks_no_other_run(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from report.results import SCHEMA, MissingData, find
+    from mqttbench.report.results import SCHEMA, MissingData, find
 
     old = {"schema": "mqtt-bench/result/v1", "run_id": "old", "policy": {}, "instances": []}
     (tmp_path / "old.json").write_text(json.dumps(old))

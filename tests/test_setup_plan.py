@@ -25,7 +25,7 @@ def test_bench_sets_up_through_its_plan_alone():
 
 
 def test_the_plans_debian_step_installs_that_brokers_packages_not_the_tests_tools():
-    out = lib_value('python3 "$ROOT/scripts/broker_facts.py" values native.debian mosquitto')
+    out = lib_value('python3 "$ROOT/mqttbench/brokers/facts.py" values native.debian mosquitto')
     assert out.split() == ["mosquitto"]
     debian = (ROOT / "scripts/setup/debian.sh").read_text()
     # shellcheck and chromium are the tests' (lint, the live view's browser check).

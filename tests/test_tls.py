@@ -255,7 +255,7 @@ def test_conn_tls_refuses_a_plain_url_naming_mqtt_url(k6_bin, tmp_path):
 def test_compare_columns_name_the_transport_when_a_run_was_not_plain_tcp():
     """scripts/compare.sh with -e MQTT_URL=... per target compares transports
     on one broker: the columns say which is which."""
-    from report.compare_tables import header
+    from mqttbench.report.compare_tables import header
 
     tcp = {"name": "m-tcp", "status": "ran", "figures": {"transport": "TCP"}}
     tls = {"name": "m-tls", "status": "ran", "figures": {"transport": "TLS 1.3"}}

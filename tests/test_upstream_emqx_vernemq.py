@@ -9,8 +9,8 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+from mqttbench.brokers import facts as broker_facts
 
-import broker_facts
 from conftest import ROOT
 
 # The sources read (repository, tag or commit).

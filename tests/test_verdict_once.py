@@ -1,6 +1,6 @@
 """Every verdict once: k6/extension/verdict owns the bounds, the causes and
 the rules, writes them into each result (policy, each step's reached,
-passed, diagnosis), and generates scripts/verdict_policy.py for Python.
+passed, diagnosis), and generates mqttbench/verdict_policy.py for Python.
 No other source restates them, and the readers apply the result's own
 policy, so that a changed bound in a result changes what they say."""
 
@@ -11,18 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from mqttbench import verdict_policy
+from mqttbench.report import diagnosis, tables
+from mqttbench.report.results import Run
 
-import verdict_policy
 from conftest import ROOT, loopback_port
-from report import diagnosis, tables
-from report.results import Run
 from test_scenarios import mosquitto
 from test_verdicts import run
 
 SOURCES = re.compile(r"\.(go|js|mjs|py|sh|ya?ml|toml)$")
 # The verdict package, what is generated from it, and tests (which state
 # the values they expect).
-EXEMPT = ("k6/extension/verdict/", "tests/", "scripts/verdict_policy.py")
+EXEMPT = ("k6/extension/verdict/", "tests/", "mqttbench/verdict_policy.py")
 # Causes spelled as plain words are result keys or option values too
 # ("generator": the generator's CPU, "none": no network profile): they
 # count as a restated cause when compared or assigned in Python, or beside
@@ -58,7 +58,7 @@ def restated(path, text):
 
 def test_no_source_restates_the_rate_bound_or_a_cause():
     found = [x for path, text in sources() for x in restated(path, text)]
-    assert not found, "restated outside k6/extension/verdict (read scripts/verdict_policy.py or the result):\n" + (
+    assert not found, "restated outside k6/extension/verdict (read mqttbench/verdict_policy.py or the result):\n" + (
         "\n".join(found)
     )
 
@@ -74,7 +74,7 @@ def test_the_scan_finds_what_it_is_meant_to():
 
 def test_the_python_policy_is_the_verdict_packages():
     r = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/verdict_policy_gen.py"), "--check"], capture_output=True, text=True
+        [sys.executable, "-m", "mqttbench.generated.verdict_policy", "--check"], capture_output=True, text=True
     )
     assert r.returncode == 0, r.stderr
     go = (ROOT / "k6/extension/verdict/policy.go").read_text()

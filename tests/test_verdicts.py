@@ -162,7 +162,7 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
         [
             sys.executable,
             "-m",
-            "report",
+            "mqttbench.report",
             r["run_id"],
             "--results",
             str(tmp_path),
@@ -170,7 +170,7 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
             str(tmp_path),
             "--no-influx",
         ],
-        cwd=ROOT / "scripts",
+        cwd=ROOT,
         text=True,
         capture_output=True,
     )

@@ -1,6 +1,6 @@
 // The impaired network path of this run, when scripts/bench.sh --impair put
 // Toxiproxy between the generator and the broker: NETWORK holds its record
-// (scripts/impair.py: the profile and every toxic as Toxiproxy held them),
+// (mqttbench/stack/impair.py: the profile and every toxic as Toxiproxy held them),
 // which the result file keeps as `network`. Read in the init context, so
 // that a malformed one stops the run before any connection.
 function read() {
@@ -13,7 +13,7 @@ function read() {
     rec = undefined;
   }
   if (!rec || typeof rec !== 'object' || Array.isArray(rec) || typeof rec.profile !== 'string') {
-    throw new Error(`NETWORK=${v.slice(0, 80)} is invalid: expected the JSON record of scripts/impair.py ` +
+    throw new Error(`NETWORK=${v.slice(0, 80)} is invalid: expected the JSON record of mqttbench/stack/impair.py ` +
       '(scripts/bench.sh --impair PROFILE sets it); unset it for a run without impairment');
   }
   return rec;

@@ -32,9 +32,9 @@ from urllib.parse import urlparse
 
 import pytest
 import requests
+from mqttbench.brokers import counters as broker_counters
+from mqttbench.brokers import facts as broker_facts
 
-import broker_counters
-import broker_facts
 from conftest import BEHAVIOUR_P99_MS, ROOT, run_k6
 from mqtt_wire import Client
 from native_broker import native_broker

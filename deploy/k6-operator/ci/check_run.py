@@ -16,9 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-# The one count of shared-subscription probes (scripts/broker_counters.py).
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
-import broker_counters  # noqa: E402
+# The one count of shared-subscription probes (mqttbench/brokers/counters.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from mqttbench.brokers import counters as broker_counters  # noqa: E402
 
 
 def problems(merged, args):

@@ -23,7 +23,7 @@ const (
 // process, or one instance of a segmented run) and what k6 x mqtt-merge
 // writes of the instances together: both encode it through Encode, which
 // refuses a field this type does not have. Adding a field here, and
-// regenerating result.schema.json (scripts/result_schema.py), is all a new
+// regenerating result.schema.json (mqttbench/generated/result_schema.py), is all a new
 // field takes.
 type Result struct {
 	Schema         string   `json:"schema"`
@@ -46,7 +46,7 @@ type Result struct {
 	Generator map[string]any `json:"generator"`
 	// The impaired network path between generator and broker, when there
 	// was one (scripts/bench.sh --impair): the profile and every toxic as
-	// Toxiproxy held them (scripts/impair.py's record).
+	// Toxiproxy held them (mqttbench/stack/impair.py's record).
 	Network json.RawMessage `json:"network,omitempty"`
 
 	Thresholds map[string]bool `json:"thresholds"`

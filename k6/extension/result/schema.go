@@ -9,7 +9,7 @@ import (
 // Schema is the JSON Schema (2020-12) of the result file, generated from
 // Result: a property per field, required unless omitempty or a merge-only
 // fact, null allowed where the field is a pointer, and no property beyond
-// the type's at its top level. scripts/result_schema.py writes it to
+// the type's at its top level. mqttbench/generated/result_schema.py writes it to
 // result.schema.json, and checks that the committed one is current.
 func Schema() map[string]any {
 	s := schemaOf(reflect.TypeFor[Result](), map[reflect.Type]bool{})

@@ -3,7 +3,7 @@
 // its causes, for a single run (the extension's summary, through
 // mqtt.verdicts) and a merged one (k6 x mqtt-merge) alike. Its rules and
 // constants are defined here once and written into each result as
-// `policy`, so that readers (scripts/report, scripts/capacity) never
+// `policy`, so that readers (mqttbench/report, mqttbench/capacity) never
 // restate them.
 package verdict
 

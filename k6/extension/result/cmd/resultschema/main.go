@@ -1,5 +1,5 @@
 // Command resultschema prints the result file's JSON Schema, generated from
-// k6/extension/result.Result (scripts/result_schema.py writes and checks it).
+// k6/extension/result.Result (mqttbench/generated/result_schema.py writes and checks it).
 package main
 
 import (

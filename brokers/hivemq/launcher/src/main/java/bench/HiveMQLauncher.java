@@ -33,7 +33,7 @@ import javax.xml.parsers.DocumentBuilderFactory;
 
 /**
  * The native stack's HiveMQ CE: the embedded broker started with the project's config.xml (as
- * scripts/broker_native.py rewrote it), its Dropwizard MetricRegistry served in the Prometheus text
+ * mqttbench/brokers/native.py rewrote it), its Dropwizard MetricRegistry served in the Prometheus text
  * format on 127.0.0.1, since HiveMQ CE itself has no Prometheus endpoint.
  *
  * <p>Usage: HiveMQLauncher CONFIG_XML TLS_DIR METRICS_PORT, or --version. Its working files (conf,

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""How the native stack runs a broker, from the [native] table of its
+brokers/<name>/broker.toml (the table says how; scripts/stack.sh only does
+it): a broker without one runs under compose only.
+Usage: python3 -m mqttbench.brokers.native check NAME
+       mqttbench/brokers/native.py plan NAME STATE_DIR
+       mqttbench/brokers/native.py version NAME
+check exits 1 with the reason when NAME cannot run natively. plan writes the
+rewritten config into STATE_DIR and prints bash assignments for stack.sh to
+eval: native_command (an array), native_ready (an array of commands, each
+one shell-quoted string), native_env (NAME=VALUE for the broker's process),
+native_ports (NAME=PORT of the table's own ports, to check free),
+native_ready_seconds, native_metrics_url (for Telegraf) and native_stop
+(commands run once the broker has stopped). version prints the installed
+broker's version."""
+
+import os
+import pwd
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from mqttbench.brokers import facts as broker_facts
+
+PORTS = ("MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT")
+
+
+def native(name):
+    """The broker's [native] table; exits naming the fix when there is none."""
+    facts = broker_facts.load(name)
+    if facts is None:
+        sys.exit(f"unknown broker '{name}' (known: {' '.join(broker_facts.names())})")
+    if "native" not in facts:
+        sys.exit(
+            f"broker '{name}' has no native build here (no [native] table in brokers/{name}/broker.toml): "
+            f"run it under compose (scripts/bench.sh --compose --broker {name}, or docker compose --profile {name} up)"
+        )
+    return facts["native"]
+
+
+def fill(text, values):
+    """A string of the table with its {PLACEHOLDERS} filled in; only the
+    known ones, so that other braces (a pattern's {2}) stay as they are."""
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), text)
+
+
+def planned(name, state, env=os.environ):
+    """Writes the rewritten config into state; returns how to run the broker:
+    command, ready (commands), ready_seconds, env, ports, metrics_url, stop
+    (commands), each placeholder filled in (tests/conftest.py runs it so)."""
+    table = native(name)
+    state = Path(state)
+    values = {p: env[p] for p in PORTS} | {k: env.get(k, str(v)) for k, v in table.get("ports", {}).items()}
+    values |= {
+        "tls": str(state / "tls"),
+        "user": pwd.getpwuid(os.getuid()).pw_name,
+        "config": str(state / f"{name}.conf"),
+        "state": str(state),
+        "dir": str(broker_facts.BROKERS / name),
+    }
+    text = (broker_facts.BROKERS / name / table["config"]).read_text()
+    for pattern, replacement in table.get("rewrite", []):
+        text, n = re.subn(pattern, fill(replacement, values).replace("\\", "\\\\"), text, flags=re.M)
+        # A listener left as it is would listen on every interface, at the compose port.
+        if not n:
+            sys.exit(f"brokers/{name}/{table['config']}: no line matches {pattern!r} of [native] rewrite")
+    text += "".join(fill(line, values) + "\n" for line in table.get("append", []))
+    # Directories the broker writes into but will not create (its HOME, say).
+    for d in table.get("dirs", []):
+        Path(fill(d, values)).mkdir(parents=True, exist_ok=True)
+    Path(values["config"]).write_text(text)
+
+    def commands(key):
+        return [[fill(a, values) for a in c] for c in table.get(key, [])]
+
+    return {
+        "command": [fill(a, values) for a in table["command"]],
+        "ready": commands("ready"),
+        # A broker that boots for seconds (an Erlang node) says how long it may take.
+        "ready_seconds": int(table.get("ready_seconds", 10)),
+        "env": {k: fill(v, values) for k, v in table.get("env", {}).items()},
+        # Its own ports beyond the stack's four ([native] ports: NAME = default,
+        # each moved by a variable of that name).
+        "ports": {k: values[k] for k in table.get("ports", {})},
+        "metrics_url": fill(table.get("metrics_url", ""), values),
+        "stop": commands("stop"),
+    }
+
+
+def plan(name, state):
+    p = planned(name, state)
+
+    def array(var, words):
+        print(f"{var}=(" + " ".join(shlex.quote(w) for w in words) + ")")
+
+    array("native_command", p["command"])
+    array("native_ready", [shlex.join(c) for c in p["ready"]])
+    print(f"native_ready_seconds={p['ready_seconds']}")
+    array("native_env", [f"{k}={v}" for k, v in p["env"].items()])
+    array("native_ports", [f"{k}={v}" for k, v in p["ports"].items()])
+    print("native_metrics_url=" + shlex.quote(p["metrics_url"]))
+    array("native_stop", [shlex.join(c) for c in p["stop"]])
+
+
+def version(name):
+    table = native(name)
+    if "version" not in table:
+        return
+    out = subprocess.run(table["version"], capture_output=True, text=True, check=False)
+    found = re.search(table["version_pattern"], out.stdout + out.stderr, re.M)
+    if found:
+        print(found[1])
+
+
+def main():
+    match sys.argv[1:]:
+        case ["check", name]:
+            native(name)
+        case ["plan", name, state]:
+            plan(name, state)
+        case ["version", name]:
+            version(name)
+        case _:
+            sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
