@@ -72,5 +72,5 @@ POLICY = {
         "unexplained",
         "broker_cpu",
     ],
-    "ordering_spec": "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message ordering: an ordered topic)",
+    "ordering_spec": "MQTT 3.1.1 and 5.0 section 4.6 [MQTT-4.6.0-6]",
 }

@@ -36,10 +36,13 @@ export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
   const flows = workload(p).map((f) => withPrefix(f, p.topic_prefix));
   if (__VU === 0) warnUnused(name, p, flows, defaults); // once: see params
-  if (p.strict_order && flows.some((f) => [].concat(f.subTopics || []).some((t) => t.startsWith('$share/')))) {
-    throw new Error(`${name}: STRICT_ORDER=true is invalid for shared subscriptions: a share group spreads a topic ` +
-      'over its subscribers, and MQTT does not require order across them (MQTT 5.0 section 4.8.2); use a scenario ' +
-      'without $share/ (p2p, fanout) or leave STRICT_ORDER unset');
+  // Strict order where the verdict judges none could never fail the run.
+  const unjudged = p.strict_order && internal.unjudgedOrder({
+    parameters: { qos: p.qos }, flows: flows.map((f) => ({ subTopics: f.subTopics })),
+  });
+  if (unjudged) {
+    throw new Error(`${name}: STRICT_ORDER=true is invalid here: the verdict does not judge order (${unjudged}); ` +
+      'use a scenario without $share/ (p2p, fanout) or leave STRICT_ORDER unset');
   }
   if (!flows.some((f) => f.publishers + f.subscribers > 0)) {
     throw new Error(`${name}: PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +

@@ -41,6 +41,7 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"rateShortfalls":    mi.rateShortfalls,
 		"nothingReceived":   mi.nothingReceived,
 		"partsFailed":       mi.partsFailed,
+		"unjudgedOrder":     unjudgedOrder,
 	}}
 }
 

@@ -62,9 +62,11 @@ var Causes = []string{CauseIncomplete, CauseBrokerOutage, CauseBrokerUnreachable
 // saying why: a saturated broker CPU can.
 var BrokerCPUExplains = []string{CauseBrokerLatency, CauseBrokerSlowAcks, CauseUnexplained}
 
-// OrderingSpec is where MQTT requires ordered delivery: per topic, for
-// QoS >= 1 on a non-shared subscription ("Ordered Topic").
-const OrderingSpec = "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message ordering: an ordered topic)"
+// OrderingSpec is where MQTT requires ordered delivery, the one place of
+// the citation: a server sends one client's PUBLISH packets of a topic and
+// QoS to a non-shared subscription in the order it received them, at
+// every QoS (at QoS 0 some may be lost, the rest keep their order).
+const OrderingSpec = "MQTT 3.1.1 and 5.0 section 4.6 [MQTT-4.6.0-6]"
 
 // Policy is what a result records of the rules it was judged by.
 type Policy struct {
