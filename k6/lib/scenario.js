@@ -107,6 +107,11 @@ export function scenario(name, defaults, workload) {
         `MAX_INSTANCES=${p.max_instances} VUs, so its share would not run: set -e MAX_INSTANCES to at least the ` +
         'number of instances (for unequal segments, their common denominator), on k6 archive too');
     }
+    // This process's connections must fit its open-files limit: refused
+    // here, before anything connects, rather than failing mid-ramp.
+    const all = flows.map((f) => ({ pub: { count: f.publishers }, sub: { count: f.subscribers } }));
+    const tooMany = internal.checkOpenFiles({ connections: atOnce(sharesOf(flows)), total: atOnce(all) });
+    if (tooMany) throw new Error(`${name}: ${tooMany}`);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
     const runId = p.run_id || `${name}-${p.broker}-${stamp}-${internal.randomId().slice(0, 6)}`;
     internal.claimResult(p.results_dir, runId);
@@ -130,15 +135,12 @@ export function scenario(name, defaults, workload) {
     exec.vu.metrics.tags.broker = p.broker;
     if (p.search_id) exec.vu.metrics.tags.search = p.search_id;
     const seg = internal.segment();
-    // This instance's share of each flow's clients, as k6 splits them.
-    const shares = flows.map((f) => ({ pub: internal.share(f.publishers), sub: internal.share(f.subscribers) }));
+    const shares = sharesOf(flows);
     const rounds = p.payloads ? p.payloads.length : 1;
-    // Planned connections (a payload sweep opens its publishers again per
-    // size), and those open at once (a sweep closes one size's first).
+    // Planned connections (a payload sweep opens its publishers again per size).
     const planned = shares.reduce((n, s) => n + s.sub.count + s.pub.count * rounds, 0);
-    const atOnce = shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
     // The extension's status line (every 10 s) shows progress against these.
-    internal.setPlan({ duration: `${p.planned_s}s`, connections: atOnce, instances: seg.count });
+    internal.setPlan({ duration: `${p.planned_s}s`, connections: atOnce(shares), instances: seg.count });
     const groups = [];
     try {
       await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, shares, seg, groups);
@@ -167,6 +169,17 @@ export function scenario(name, defaults, workload) {
   }
 
   return { p, options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+}
+
+// This instance's share of each flow's clients, as k6 splits them.
+function sharesOf(flows) {
+  return flows.map((f) => ({ pub: internal.share(f.publishers), sub: internal.share(f.subscribers) }));
+}
+
+// The connections of shares open at once (a payload sweep closes one
+// size's publishers before it opens the next's).
+function atOnce(shares) {
+  return shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
 }
 
 // withPrefix puts TOPIC_PREFIX in front of a flow's topics (after

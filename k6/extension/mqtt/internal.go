@@ -35,6 +35,7 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"randomId":          randomID,
 		"checkSamples":      mi.checkSamples,
 		"setPlan":           mi.setPlan,
+		"checkOpenFiles":    checkOpenFiles,
 		"segment":           mi.segment,
 		"share":             mi.share,
 		"summary":           mi.summary,
