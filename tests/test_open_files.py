@@ -1,7 +1,7 @@
 """The generator's open-files limit is the generator's: a k6 process whose
 share of the run's connections does not fit its RLIMIT_NOFILE is refused
 before it connects, naming the limit, `ulimit -n` and the processes that
-would fit (the issue's run opened 19,989 of 50,000 connections and then
+would fit (issue 41's run opened 19,989 of 50,000 connections and then
 blamed the broker: broker_refused). EMFILE mid-run is the generator's cause
 in the diagnosis: forced in Go (k6/extension/mqtt/open_files_linux_test.go)."""
 

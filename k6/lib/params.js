@@ -77,8 +77,8 @@ const TABLE = [
   ['SESSION_EXPIRY', 'session_expiry', () => env.number('SESSION_EXPIRY', 0, {
     integer: true, max: 4294967295, why: 'a 32-bit field in CONNECT',
   })],
-  // A delivery out of order on a non-shared subscription (the verdict
-  // judges it: k6/extension/verdict) fails the run instead of only being named.
+  // A delivery out of order where the verdict judges order
+  // (k6/extension/verdict) fails the run instead of only being named.
   ['STRICT_ORDER', 'strict_order', () => bool('STRICT_ORDER', 'false')],
   // A reconnect storm (storm-* scenarios, lib/storm.js): at STORM_AT the
   // Toxiproxy at TOXIPROXY_URL cuts every connection for OUTAGE; all must

@@ -73,8 +73,8 @@ func openFilesFit(connections, total int64, limit uint64) string {
 		processes = fmt.Sprintf("%d k6 processes fit it (scripts/bench.sh --instances %d, or k6 run "+
 			"--execution-segment per process: docs/distributed.md)", n, n)
 	}
-	return fmt.Sprintf("this k6 process would hold %d connections at once, and k6 keeps up to %d files of its own "+
-		"open: %d in all, over its open-files limit of %d (RLIMIT_NOFILE, hard). Raise the limit (`ulimit -n %d` "+
+	return fmt.Sprintf("this k6 process would hold %d connections at once, plus %d files kept for k6's own: "+
+		"%d in all, over its open-files limit of %d (RLIMIT_NOFILE, hard). Raise the limit (`ulimit -n %d` "+
 		"where k6 starts; above the hard limit as root, or LimitNOFILE= for a service), or split the load: %s. "+
 		"Nothing connected", connections, openFilesReserve, need, limit, need, processes)
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The issue's run, 25,000 publishers and 25,000 subscribers in one process
+// Issue 41's run, 25,000 publishers and 25,000 subscribers in one process
 // under an open-files limit of 20,000, is refused naming the limit, the
 // `ulimit -n` that fits it and the 3 processes that would; one just inside
 // the limit with k6's own reserve runs.

@@ -87,9 +87,10 @@ func judge(d *Doc, e *Evidence) (string, string) {
 	// so would otherwise read as a refusal.
 	if e.OpenFilesError != nil {
 		return CauseGeneratorOpenFiles, fmt.Sprintf("The generator ran out of open files, not the broker: %.0f "+
-			"connections opened and %.0f failed, on the k6 process's own open-files limit (first such error: %s). Raise it "+
-			"(`ulimit -n` where k6 starts) or split the load over more k6 processes (scripts/bench.sh --instances, "+
-			"or k6's execution segments: docs/distributed.md).", e.Connects, e.ConnectFailures, *e.OpenFilesError)
+			"connections opened and %.0f failed, on the k6 process's own open-files limit (first such error: %s). "+
+			"Raise it (`ulimit -n` where k6 starts) or split the load over more k6 processes (scripts/bench.sh "+
+			"--instances, or k6's execution segments: docs/distributed.md).", e.Connects, e.ConnectFailures,
+			*e.OpenFilesError)
 	}
 	firstErr := "no error recorded"
 	if e.FirstConnectError != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
-// The issue's run: 25,000 subscribers and 25,000 publishers in one k6
+// Issue 41's run: 25,000 subscribers and 25,000 publishers in one k6
 // process whose open-files limit was 20,000. 19,989 connections opened, the
 // rest failed with EMFILE as connection.Explain words it, and the publisher
 // group's connect() rejected: the generator's limit, not a broker refusal.
