@@ -8,6 +8,7 @@ GENERATOR_THROTTLED = 0.05
 BROKER_CPU_SATURATED = 90.0
 CAUSE_INCOMPLETE = "incomplete"
 CAUSE_BROKER_OUTAGE = "broker_outage"
+CAUSE_GENERATOR_OPEN_FILES = "generator_open_files"
 CAUSE_BROKER_UNREACHABLE = "broker_unreachable"
 CAUSE_BROKER_REFUSED = "broker_refused"
 CAUSE_DELIVERED_NOTHING = "broker_delivered_nothing"
@@ -25,6 +26,7 @@ CAUSE_BROKER_CPU = "broker_cpu"
 CAUSES = [
     "incomplete",
     "broker_outage",
+    "generator_open_files",
     "broker_unreachable",
     "broker_refused",
     "broker_delivered_nothing",
@@ -57,6 +59,7 @@ POLICY = {
     "causes": [
         "incomplete",
         "broker_outage",
+        "generator_open_files",
         "broker_unreachable",
         "broker_refused",
         "broker_delivered_nothing",
@@ -72,5 +75,5 @@ POLICY = {
         "unexplained",
         "broker_cpu",
     ],
-    "ordering_spec": "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message ordering: an ordered topic)",
+    "ordering_spec": "MQTT 3.1.1 and 5.0 section 4.6 [MQTT-4.6.0-6]",
 }

@@ -2,7 +2,8 @@
 of order (the test-only mochi-mqtt program k6/extension/internal/testbroker
 with -reorder-every, standing in for NanoMQ 0.23.10, which did so at 20,000
 msg/s) is named in the summary, the result's ordering and diagnosis, and the
-report; STRICT_ORDER=true fails the run on it; a run in order says nothing."""
+report, at QoS 0 as at 1 ([MQTT-4.6.0-6]); STRICT_ORDER=true fails the run on
+it; shared subscriptions are not judged; a run in order says nothing."""
 
 import json
 import subprocess
@@ -78,6 +79,31 @@ def test_a_broker_that_delivers_out_of_order_is_named_and_strict_order_fails_the
     assert r["thresholds"]["mqtt_out_of_order count==0"] is False
     d = r["diagnosis"]
     assert d["cause"] == "broker_ordering" and "STRICT_ORDER=true" in d["text"], d
+
+
+def test_order_is_judged_at_qos_0_too_and_strict_order_is_accepted_there(k6_bin, tmp_path, reordering_broker):
+    # [MQTT-4.6.0-6] orders a client's messages of a topic at every QoS: a
+    # QoS 0 message may be lost, never overtaken (NanoMQ 0.23.10 delivered
+    # 5 of 1,200 out of order, and the run had called it nothing).
+    p, r = run(k6_bin, tmp_path, reordering_broker, QOS="0")
+    n, o = r["counts"]["mqtt_out_of_order"], r["ordering"]
+    assert n > 0 and o["judged"] and o["out_of_order"] == n, o
+    assert "[MQTT-4.6.0-6]" in o["text"] and "non-shared QoS 0 subscriptions" in o["text"], o
+    assert "[MQTT-4.6.0-6]" in p.stdout and "[MQTT-4.6.0-6]" in r["diagnosis"]["text"], r["diagnosis"]
+    p, r = run(k6_bin, tmp_path, reordering_broker, QOS="0", STRICT_ORDER="true")
+    assert p.returncode == 99 and not r["passed"], (p.stdout + p.stderr)[-3000:]
+    d = r["diagnosis"]
+    assert d["cause"] == "broker_ordering" and "[MQTT-4.6.0-6]" in d["text"], d
+
+
+def test_strict_order_is_refused_where_shared_subscriptions_leave_order_unjudged(k6_bin, tmp_path, connection_counter):
+    # MQTT 5.0 section 4.8.2: no order across a share group, so the verdict
+    # judges none there, and strict order could never fail the run.
+    env = {"MQTT_URL": f"mqtt://127.0.0.1:{connection_counter.port}", "SCALE": "0.05", "STRICT_ORDER": "true"}
+    p, _ = run_k6(k6_bin, SCENARIOS / "fanin.js", env=env | {"RESULTS_DIR": str(tmp_path)})
+    out = p.stdout + p.stderr
+    assert p.returncode != 0 and "STRICT_ORDER=true is invalid" in out and "section 4.8.2" in out, out[-3000:]
+    assert connection_counter.accepted == [], "it connected"
 
 
 def test_a_run_delivered_in_order_says_nothing_about_ordering(k6_bin, tmp_path):

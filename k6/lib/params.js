@@ -77,8 +77,8 @@ const TABLE = [
   ['SESSION_EXPIRY', 'session_expiry', () => env.number('SESSION_EXPIRY', 0, {
     integer: true, max: 4294967295, why: 'a 32-bit field in CONNECT',
   })],
-  // A delivery out of order (per topic, QoS >= 1, non-shared: MQTT
-  // section 4.6) fails the run instead of only being named.
+  // A delivery out of order where the verdict judges order
+  // (k6/extension/verdict) fails the run instead of only being named.
   ['STRICT_ORDER', 'strict_order', () => bool('STRICT_ORDER', 'false')],
   // A reconnect storm (storm-* scenarios, lib/storm.js): at STORM_AT the
   // Toxiproxy at TOXIPROXY_URL cuts every connection for OUTAGE; all must
@@ -163,10 +163,6 @@ export function params(name, d) {
   if (d.tls && !tlsUrl(p)) {
     throw new Error(`${name}: MQTT_URL=${p.url} is invalid for a TLS scenario: it measures TLS connections; give the ` +
       "broker's TLS listener, e.g. mqtts://127.0.0.1:8883 (or conn-tcp-* for plain TCP)");
-  }
-  if (p.strict_order && p.qos < 1) {
-    throw new Error(`${name}: STRICT_ORDER=true is invalid with QOS=${p.qos}: MQTT requires ordered delivery only at ` +
-      'QoS 1 and 2 (section 4.6); set QOS=1 or leave STRICT_ORDER unset');
   }
   if (p.session_expiry > 0 && p.version !== '5') {
     throw new Error(`${name}: SESSION_EXPIRY=${__ENV.SESSION_EXPIRY} is invalid with MQTT_VERSION=${p.version}: the session ` +

@@ -36,10 +36,13 @@ export function scenario(name, defaults, workload) {
   const p = params(name, defaults);
   const flows = workload(p).map((f) => withPrefix(f, p.topic_prefix));
   if (__VU === 0) warnUnused(name, p, flows, defaults); // once: see params
-  if (p.strict_order && flows.some((f) => [].concat(f.subTopics || []).some((t) => t.startsWith('$share/')))) {
-    throw new Error(`${name}: STRICT_ORDER=true is invalid for shared subscriptions: a share group spreads a topic ` +
-      'over its subscribers, and MQTT does not require order across them (MQTT 5.0 section 4.8.2); use a scenario ' +
-      'without $share/ (p2p, fanout) or leave STRICT_ORDER unset');
+  // Strict order where the verdict judges none could never fail the run.
+  const unjudged = p.strict_order && internal.unjudgedOrder({
+    parameters: { qos: p.qos }, flows: flows.map((f) => ({ subTopics: f.subTopics })),
+  });
+  if (unjudged) {
+    throw new Error(`${name}: STRICT_ORDER=true is invalid here: the verdict does not judge order (${unjudged}); ` +
+      'use a scenario without $share/ (p2p, fanout) or leave STRICT_ORDER unset');
   }
   if (!flows.some((f) => f.publishers + f.subscribers > 0)) {
     throw new Error(`${name}: PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +
@@ -104,6 +107,11 @@ export function scenario(name, defaults, workload) {
         `MAX_INSTANCES=${p.max_instances} VUs, so its share would not run: set -e MAX_INSTANCES to at least the ` +
         'number of instances (for unequal segments, their common denominator), on k6 archive too');
     }
+    // This process's connections must fit its open-files limit: refused
+    // here, before anything connects, rather than failing mid-ramp.
+    const all = flows.map((f) => ({ pub: { count: f.publishers }, sub: { count: f.subscribers } }));
+    const tooMany = internal.checkOpenFiles({ connections: atOnce(sharesOf(flows)), total: atOnce(all) });
+    if (tooMany) throw new Error(`${name}: ${tooMany}`);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
     const runId = p.run_id || `${name}-${p.broker}-${stamp}-${internal.randomId().slice(0, 6)}`;
     internal.claimResult(p.results_dir, runId);
@@ -127,15 +135,12 @@ export function scenario(name, defaults, workload) {
     exec.vu.metrics.tags.broker = p.broker;
     if (p.search_id) exec.vu.metrics.tags.search = p.search_id;
     const seg = internal.segment();
-    // This instance's share of each flow's clients, as k6 splits them.
-    const shares = flows.map((f) => ({ pub: internal.share(f.publishers), sub: internal.share(f.subscribers) }));
+    const shares = sharesOf(flows);
     const rounds = p.payloads ? p.payloads.length : 1;
-    // Planned connections (a payload sweep opens its publishers again per
-    // size), and those open at once (a sweep closes one size's first).
+    // Planned connections (a payload sweep opens its publishers again per size).
     const planned = shares.reduce((n, s) => n + s.sub.count + s.pub.count * rounds, 0);
-    const atOnce = shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
     // The extension's status line (every 10 s) shows progress against these.
-    internal.setPlan({ duration: `${p.planned_s}s`, connections: atOnce, instances: seg.count });
+    internal.setPlan({ duration: `${p.planned_s}s`, connections: atOnce(shares), instances: seg.count });
     const groups = [];
     try {
       await runFlows(Object.assign({}, p, { client_prefix: data.client_prefix }), flows, shares, seg, groups);
@@ -164,6 +169,17 @@ export function scenario(name, defaults, workload) {
   }
 
   return { p, options, setup, run, handleSummary: (data) => summary(data, p, flows) };
+}
+
+// This instance's share of each flow's clients, as k6 splits them.
+function sharesOf(flows) {
+  return flows.map((f) => ({ pub: internal.share(f.publishers), sub: internal.share(f.subscribers) }));
+}
+
+// The connections of shares open at once (a payload sweep closes one
+// size's publishers before it opens the next's).
+function atOnce(shares) {
+  return shares.reduce((n, s) => n + s.sub.count + s.pub.count, 0);
 }
 
 // withPrefix puts TOPIC_PREFIX in front of a flow's topics (after

@@ -1,10 +1,10 @@
 """The broker conformance suite: what the project says of a broker, tried on
 a running one. It proves that the project's config starts the broker with no
 start-up error line its README does not explain; that p2p, fanin and fanout
-at QoS 0, 1 and 2 deliver exactly; that k6's counts equal the broker's own
-counters, offsets computed from brokers/<name>/broker.toml; and that every
-auth claim of its README holds (no password, the upstream default, a wrong
-one, the generated one).
+at QoS 0, 1 and 2 deliver exactly, in order wherever the verdict judges
+order; that k6's counts equal the broker's own counters, offsets computed
+from brokers/<name>/broker.toml; and that every auth claim of its README
+holds (no password, the upstream default, a wrong one, the generated one).
 
 Against a running broker (scripts/conformance.sh sets these; GitHub's
 compose job runs it on each real image):
@@ -224,7 +224,10 @@ def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, s
     result = json.loads((tmp_path / f"{run_id}.json").read_text())
     c = result["counts"]
     assert c["mqtt_publishes"] > 0 and c["mqtt_receives"] > 0, c
-    assert (c["mqtt_lost"], c["mqtt_duplicates"], c["mqtt_out_of_order"]) == (0, 0, 0), c
+    assert (c["mqtt_lost"], c["mqtt_duplicates"]) == (0, 0), c
+    # Order as the verdict judges it (non-shared subscriptions, every QoS):
+    # the suite restates no rule of its own.
+    assert "text" not in result["ordering"], result["ordering"]
     assert (c["mqtt_publish_failures"], c["mqtt_connect_failures"]) == (0, 0), c
 
     if before is None:

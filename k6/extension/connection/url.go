@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // Broker is a parsed broker URL.
@@ -78,7 +80,11 @@ func Explain(addr string, err error) error {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("%w (nothing listens on %s: start the broker, or set the url option / MQTT_URL)", err, addr)
 	case errors.Is(err, syscall.EMFILE):
-		return fmt.Errorf("%w (too many open files: raise `ulimit -n`, or split the load over several k6 processes)", err)
+		// Worded with verdict.OpenFiles: the diagnosis then names the
+		// generator, not the broker, for the connections that failed so.
+		soft, _, _ := OpenFilesLimit()
+		return fmt.Errorf("%w (%s of %d is reached: raise `ulimit -n`, or split the load over several k6 processes)",
+			err, verdict.OpenFiles, soft)
 	case errors.As(err, new(x509.UnknownAuthorityError)):
 		return fmt.Errorf("%w (the broker's certificate is not signed by the CA given: set the tls.ca option, TLS_CA in the scenarios, to the CA that signed it)", err)
 	case errors.As(err, new(x509.HostnameError)):

@@ -35,12 +35,14 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"randomId":          randomID,
 		"checkSamples":      mi.checkSamples,
 		"setPlan":           mi.setPlan,
+		"checkOpenFiles":    checkOpenFiles,
 		"segment":           mi.segment,
 		"share":             mi.share,
 		"summary":           mi.summary,
 		"rateShortfalls":    mi.rateShortfalls,
 		"nothingReceived":   mi.nothingReceived,
 		"partsFailed":       mi.partsFailed,
+		"unjudgedOrder":     unjudgedOrder,
 	}}
 }
 

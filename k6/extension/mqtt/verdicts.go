@@ -47,6 +47,22 @@ func (mi *ModuleInstance) nothingReceived(v sobek.Value) int {
 	return verdict.NothingReceived(owed)
 }
 
+// unjudgedOrder is why the verdict would not judge a scenario's order
+// (verdict.Order's why, on its { parameters, flows }), "" when it would:
+// STRICT_ORDER is refused where it could never fail, by the verdict's own
+// rule rather than the scenario's restatement of it.
+func unjudgedOrder(facts map[string]any) (string, error) {
+	var d verdict.Doc
+	raw, err := json.Marshal(facts)
+	if err == nil {
+		err = json.Unmarshal(raw, &d)
+	}
+	if err != nil {
+		return "", err
+	}
+	return verdict.Order(&d).Why, nil
+}
+
 // addStep records one of the scenario's publish steps for the result.
 func (mi *ModuleInstance) addStep(v sobek.Value) {
 	step, ok := exportValue(v).(map[string]any)

@@ -82,6 +82,16 @@ func judge(d *Doc, e *Evidence) (string, string) {
 			"%.0f publishes failed and %.0f messages were lost.", e.Disconnects, e.Outages, e.OutageS, e.OutageMaxDown,
 			open, e.ReconnectAttempts, e.Reconnects, e.PublishFailures, e.Lost)
 	}
+	// Connections that failed on this process's own open-files limit say
+	// nothing of the broker, though a group whose every connection failed
+	// so would otherwise read as a refusal.
+	if e.OpenFilesError != nil {
+		return CauseGeneratorOpenFiles, fmt.Sprintf("The generator ran out of open files, not the broker: %.0f "+
+			"connections opened and %.0f failed, on the k6 process's own open-files limit (first such error: %s). "+
+			"Raise it (`ulimit -n` where k6 starts) or split the load over more k6 processes (scripts/bench.sh "+
+			"--instances, or k6's execution segments: docs/distributed.md).", e.Connects, e.ConnectFailures,
+			*e.OpenFilesError)
+	}
 	firstErr := "no error recorded"
 	if e.FirstConnectError != nil {
 		firstErr = *e.FirstConnectError

@@ -1,6 +1,9 @@
 package verdict
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Evidence is the figures a cause is judged on, as the result records them.
 type Evidence struct {
@@ -22,6 +25,9 @@ type Evidence struct {
 	Rejected          float64 `json:"rejected"`
 	Missed            float64 `json:"missed"`
 	MissedWindow      float64 `json:"missed_window"`
+	// The first connection error that hit the generator's own open-files
+	// limit (OpenFiles), if one did.
+	OpenFilesError *string `json:"open_files_error"`
 	// A group's connect() that the broker turned down with its connections
 	// open (a lower QoS granted, no shared subscriptions).
 	Refusal           *string  `json:"refusal"`
@@ -97,6 +103,11 @@ func Gather(d *Doc) Evidence {
 				e.FirstConnectError = &n.FirstError
 			} else if n.Error != "" {
 				e.FirstConnectError = &n.Error
+			}
+		}
+		for _, msg := range []string{n.FirstError, n.Error} {
+			if e.OpenFilesError == nil && strings.Contains(msg, OpenFiles) {
+				e.OpenFilesError = &msg
 			}
 		}
 		if e.Refusal == nil && n.Error != "" && e.Connects > 0 {

@@ -8,7 +8,7 @@ const StrictOrderThreshold = "mqtt_out_of_order count==0"
 
 // Ordering is the verdict on out-of-order deliveries.
 type Ordering struct {
-	// Judged: MQTT requires order here (QoS >= 1, no shared subscription).
+	// Judged: MQTT requires order here (no shared subscription; any QoS).
 	Judged     bool    `json:"judged"`
 	Why        string  `json:"why,omitempty"` // why not judged
 	OutOfOrder float64 `json:"out_of_order"`
@@ -27,22 +27,19 @@ func Order(d *Doc) Ordering {
 		o.Share = *round(o.OutOfOrder/r, 6)
 	}
 	_, o.Strict = d.Thresholds[StrictOrderThreshold]
-	// MQTT orders only what it acknowledges per topic: at QoS 0 a broker
-	// may drop and the spec asks no order of it here; a shared
+	// MQTT-4.6.0-6 orders what a server sends of one client's topic at
+	// every QoS: at QoS 0 a message may be lost, never overtaken. A shared
 	// subscription spreads one topic over several subscribers, and the
 	// spec says ordering is then not guaranteed (MQTT 5.0 section 4.8.2).
-	switch {
-	case d.Parameters.QoS < 1:
-		o.Why = "QoS 0: MQTT requires ordered delivery only at QoS >= 1"
-		return o
-	case sharedFlows(d):
+	if sharedFlows(d) {
 		o.Why = "shared subscriptions: MQTT 5.0 section 4.8.2 does not require order across a share group"
 		return o
 	}
 	o.Judged = true
 	if o.OutOfOrder > 0 {
 		o.Text = fmt.Sprintf("The broker violated message ordering: %.0f of %.0f deliveries (%.3f%%) arrived out of "+
-			"order on non-shared QoS %.0f subscriptions, which %s requires in order (mqtt_out_of_order)",
+			"order on non-shared QoS %.0f subscriptions (mqtt_out_of_order), where a server must send each client's "+
+			"messages of a topic in the order it received them (%s)",
 			o.OutOfOrder, d.count("mqtt_receives"), 100*o.Share, d.Parameters.QoS, OrderingSpec)
 	}
 	return o

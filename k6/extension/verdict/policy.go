@@ -25,7 +25,7 @@ const BrokerCPUSaturated = 90.0
 
 // The causes a diagnosis names, in the order they are weighed: a run whose
 // broker went away is never put down to the generator, and the generator
-// is named only for its own late sends or saturated CPU.
+// is named only for its own late sends, saturated CPU or open-files limit.
 const (
 	CauseIncomplete        = "incomplete" // a merge with instances missing
 	CauseBrokerOutage      = "broker_outage"
@@ -45,6 +45,10 @@ const (
 	// Named by the report only (the run cannot see the broker's CPU), in
 	// place of a cause of BrokerCPUExplains when the broker was saturated.
 	CauseBrokerCPU = "broker_cpu"
+	// The generator's own open-files limit failed connections (EMFILE):
+	// weighed right after an outage, before the broker's refusals that
+	// those failures would otherwise read as (Causes gives the order).
+	CauseGeneratorOpenFiles = "generator_open_files"
 )
 
 // Refused is how a connection error says the broker was reached and turned
@@ -53,18 +57,26 @@ const (
 // so is broker_refused; one whose failed otherwise, broker_unreachable.
 const Refused = "refused by broker"
 
+// OpenFiles is how a connection error says the generator ran out of file
+// descriptors (EMFILE, worded by connection.Explain): its own limit, which
+// no broker set, so a run with such an error is generator_open_files.
+const OpenFiles = "the generator's open-files limit (RLIMIT_NOFILE)"
+
 // Causes is every cause in the order of blame.
-var Causes = []string{CauseIncomplete, CauseBrokerOutage, CauseBrokerUnreachable, CauseBrokerRefused,
-	CauseDeliveredNothing, CauseBrokerSlowReads, CauseBrokerLost, CauseBrokerOrdering, CauseBrokerSlowAcks,
-	CauseGenerator, CauseBrokerLatency, CauseInterrupted, CauseNoData, CauseNone, CauseUnexplained, CauseBrokerCPU}
+var Causes = []string{CauseIncomplete, CauseBrokerOutage, CauseGeneratorOpenFiles, CauseBrokerUnreachable,
+	CauseBrokerRefused, CauseDeliveredNothing, CauseBrokerSlowReads, CauseBrokerLost, CauseBrokerOrdering,
+	CauseBrokerSlowAcks, CauseGenerator, CauseBrokerLatency, CauseInterrupted, CauseNoData, CauseNone,
+	CauseUnexplained, CauseBrokerCPU}
 
 // BrokerCPUExplains are the causes that say the broker was slow without
 // saying why: a saturated broker CPU can.
 var BrokerCPUExplains = []string{CauseBrokerLatency, CauseBrokerSlowAcks, CauseUnexplained}
 
-// OrderingSpec is where MQTT requires ordered delivery: per topic, for
-// QoS >= 1 on a non-shared subscription ("Ordered Topic").
-const OrderingSpec = "MQTT 3.1.1 section 4.6 and MQTT 5.0 section 4.6 (message ordering: an ordered topic)"
+// OrderingSpec is where MQTT requires ordered delivery, the one place of
+// the citation: a server sends one client's PUBLISH packets of a topic and
+// QoS to a non-shared subscription in the order it received them, at
+// every QoS (at QoS 0 some may be lost, the rest keep their order).
+const OrderingSpec = "MQTT 3.1.1 and 5.0 section 4.6 [MQTT-4.6.0-6]"
 
 // Policy is what a result records of the rules it was judged by.
 type Policy struct {

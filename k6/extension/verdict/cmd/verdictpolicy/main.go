@@ -17,6 +17,7 @@ import (
 // causes names each cause for Python as CAUSE_<NAME>.
 var causes = []struct{ name, cause string }{
 	{"INCOMPLETE", verdict.CauseIncomplete}, {"BROKER_OUTAGE", verdict.CauseBrokerOutage},
+	{"GENERATOR_OPEN_FILES", verdict.CauseGeneratorOpenFiles},
 	{"BROKER_UNREACHABLE", verdict.CauseBrokerUnreachable}, {"BROKER_REFUSED", verdict.CauseBrokerRefused},
 	{"DELIVERED_NOTHING", verdict.CauseDeliveredNothing}, {"BROKER_SLOW_READS", verdict.CauseBrokerSlowReads},
 	{"BROKER_LOST", verdict.CauseBrokerLost}, {"BROKER_ORDERING", verdict.CauseBrokerOrdering},
