@@ -49,7 +49,7 @@ def main(argv=None):
         script = str(ROOT / SCRIPTS[argv[0]][0])
         os.execv(script, [script, *argv[1:]])
     args = parser().parse_args(argv)
-    from mqttbench.generated.all import generate
+    from mqttbench.generate import generate
 
     return generate(check=args.check)
 

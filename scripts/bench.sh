@@ -168,6 +168,18 @@ launch() {
   return 0
 }
 
+# dashboard_period DURATION: a tenth of a k6 duration (10s, 2m, 1h30m), in
+# whole seconds from 1 to 10 (k6's own period for runs of 100 s and more).
+dashboard_period() {
+  local rest="$1" secs=0 n unit
+  while [[ "$rest" =~ ^([0-9]+)(h|m|s)(.*)$ ]]; do
+    n="${BASH_REMATCH[1]}" unit="${BASH_REMATCH[2]}" rest="${BASH_REMATCH[3]}"
+    case "$unit" in h) secs=$((secs + n * 3600)) ;; m) secs=$((secs + n * 60)) ;; s) secs=$((secs + n)) ;; esac
+  done
+  n=$((secs / 10))
+  echo $((n < 1 ? 1 : n > 10 ? 10 : n))
+}
+
 # live_view: k6's own web dashboard (built into k6 v1.8.1: xk6-dashboard
 # v0.8.1) on loopback, the live view where there is no Grafana, with the
 # extension's metrics on its first tab (k6/scenarios/.dashboard.json), and
@@ -175,9 +187,16 @@ launch() {
 # K6_WEB_DASHBOARD_PORT moves it (k6's own variables); with --instances,
 # the first instance's.
 live_view() {
-  local port="${K6_WEB_DASHBOARD_PORT:-5665}" holder
+  local port="${K6_WEB_DASHBOARD_PORT:-5665}" holder kv
   [[ "${K6_WEB_DASHBOARD:-true}" == true ]] || return 0
   mkdir -p "$ROOT/reports/$run_id"
+  # The dashboard exports nothing before its first aggregation period (k6's
+  # 10 s): a run given a short DURATION gets a tenth of it, at least 1 s.
+  for kv in "${k6_env[@]}"; do
+    [[ "$kv" == DURATION=* && -z "${K6_WEB_DASHBOARD_PERIOD:-}" ]] || continue
+    K6_WEB_DASHBOARD_PERIOD="$(dashboard_period "${kv#DURATION=}")s"
+    export K6_WEB_DASHBOARD_PERIOD
+  done
   export K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_HOST=127.0.0.1 K6_WEB_DASHBOARD_PORT="$port" \
     K6_WEB_DASHBOARD_EXPORT="$ROOT/reports/$run_id/k6-dashboard.html" XK6_DASHBOARD_CONFIG="$ROOT/k6/scenarios/.dashboard.json"
   if holder=$(port_holder "$port"); then

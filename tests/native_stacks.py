@@ -6,9 +6,9 @@ needs it (its own module's, the loopback check, the conformance suite)
 inspects that one. A pytest plugin of conftest.py."""
 
 import pytest
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import Stack, loopback_port
+from mqttbench.brokers import facts as broker_facts
 
 # The brokers, each with its slot of ports below (by this order).
 OTHER_NATIVE = [n for n in broker_facts.names() if n != "mosquitto" and "native" in broker_facts.load(n)]

@@ -18,11 +18,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
 import pytest
+
+from conftest import ROOT, bind, broker_panel_queries, lib_value, wait_until
 from mqttbench import flux_filters as ff
 from mqttbench.brokers import counters as broker_counters
 from mqttbench.brokers import facts as broker_facts
-
-from conftest import ROOT, bind, broker_panel_queries, lib_value, wait_until
 
 CAPTURES = ROOT.parent / "shared" / "brokers" / "captures"
 if not CAPTURES.is_dir():

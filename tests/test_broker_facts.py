@@ -12,10 +12,10 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
-from mqttbench import flux_filters as ff
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import ROOT
+from mqttbench import flux_filters as ff
+from mqttbench.brokers import facts as broker_facts
 
 # Every folder of brokers/ is a broker: none is listed here.
 BROKERS = broker_facts.names()

@@ -1,5 +1,5 @@
 """No broker is named outside brokers/ where a new folder would need an edit:
-in the scripts, the compose tests and GitHub's workflows, no line (comments
+in the scripts, the package (mqttbench/), the compose tests and GitHub's workflows, no line (comments
 aside) branches on a broker's name (a `case` arm, a comparison), lists two
 brokers' names or, in the scripts and the compose tests, names a series a
 broker.toml names ([metrics.series], [counters]). A broker's name as a
@@ -13,12 +13,12 @@ import re
 import tomllib
 
 import pytest
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import ROOT
+from mqttbench.brokers import facts as broker_facts
 
-SCANNED = ("scripts", "tests/compose", ".github")
-SERIES_SCANNED = ("scripts", "tests/compose")
+SCANNED = ("scripts", "mqttbench", "tests/compose", ".github")
+SERIES_SCANNED = ("scripts", "mqttbench", "tests/compose")
 
 
 def files(dirs):

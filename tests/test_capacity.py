@@ -7,10 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from mqttbench.capacity.search import Bounds, Search, Trial, judge
-
 from conftest import ROOT, loopback_port
 from delay_proxy import DelayProxy
+from mqttbench.capacity.search import Bounds, Search, Trial, judge
 from test_scenarios import mosquitto
 
 BOUNDS = Bounds(cpu_target=75)

@@ -9,9 +9,9 @@ import subprocess
 import time
 
 import pytest
-from mqttbench.report import docs_page
 
 from conftest import ROOT
+from mqttbench.report import docs_page
 from test_compare import REPORTS, cleanup, compare, table
 
 INTRO = "# Brokers compared\n\nWritten by hand: kept.\n"

@@ -9,9 +9,8 @@ import json
 import subprocess
 import time
 
-from mqttbench.brokers import facts as broker_facts
-
 from conftest import ROOT, Stack
+from mqttbench.brokers import facts as broker_facts
 from native_stacks import COMPARISON_SLOT, slot_env
 from test_compare import cleanup, table
 

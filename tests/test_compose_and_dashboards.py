@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 import requests
-from mqttbench import flux_filters as ff
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import (
     ROOT,
@@ -28,6 +26,8 @@ from conftest import (
     run_scenario_to_influx,
     wait_until,
 )
+from mqttbench import flux_filters as ff
+from mqttbench.brokers import facts as broker_facts
 
 # Every folder of brokers/ (none is listed here).
 BROKERS = broker_facts.names()

@@ -15,9 +15,9 @@ import re
 import subprocess
 
 import pytest
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import PORT_OFFSET, ROOT, loopback_port
+from mqttbench.brokers import facts as broker_facts
 
 # The stack's own ports and project, never the defaults a user's stack (native
 # or compose) holds: compose.yaml's port variables, which tests/compose/

@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
-from mqttbench.brokers import facts as broker_facts
-from mqttbench.dashboards import broker_queries
-from mqttbench.dashboards import flux as grafana_flux
 
 import grafana_frames as gf
 from conftest import ROOT, bind, broker_panel_queries, load_dashboards, run_scenario_to_influx
+from mqttbench.brokers import facts as broker_facts
+from mqttbench.dashboards import broker_queries
+from mqttbench.dashboards import flux as grafana_flux
 
 # The brokers whose internals come from Prometheus (Mosquitto's from $SYS):
 # every folder of brokers/ that says so, none listed here.

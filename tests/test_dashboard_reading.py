@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
-from mqttbench.dashboards import flux as grafana_flux
 
 import grafana_frames as gf
 import test_dashboard_legends as legends
 from conftest import TEST_PORTS, bind, load_dashboards, run_scenario_to_influx, wait_until
+from mqttbench.dashboards import flux as grafana_flux
 from test_dashboard_legends import answer, series
 
 # The run the legends are checked on: a module fixture, run again here.

@@ -166,6 +166,7 @@ def test_under_compose_the_container_s_block_io_and_network(stack):
     the host's disks are counted once (a partition and a volume of the disk
     are left out of the sum)."""
     import requests
+
     from mqttbench.report import io_rates
     from mqttbench.report.influx import Influx
 

@@ -9,9 +9,9 @@ import subprocess
 import time
 
 import pytest
-from mqttbench.brokers import counters as broker_counters
 
 from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
+from mqttbench.brokers import counters as broker_counters
 from test_scenarios import mosquitto
 
 SCENARIOS = ROOT / "k6" / "scenarios"

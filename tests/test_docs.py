@@ -8,9 +8,9 @@ import re
 import subprocess
 
 import pytest
-from mqttbench.generated import scenario_params
 
 from conftest import ROOT
+from mqttbench.generated import scenario_params
 
 README = ROOT / "README.md"
 # Pages written by a benchmark script, not by hand (k6/bench/extension_page.py,

@@ -95,3 +95,24 @@ def test_bench_opens_the_live_view_and_saves_it_with_the_report(stack, tmp_path)
             bench.wait()
         (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
         shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+
+
+def test_a_short_runs_live_view_is_saved_with_its_report(stack):
+    # k6 exports its dashboard only after a first aggregation period (10 s by
+    # default): bench.sh fits the period to DURATION (issue 41: a 10 s run
+    # logged "saved as" and saved nothing).
+    run_id = f"live-view-short-{time.time_ns()}"
+    env = dict(stack.env, K6_WEB_DASHBOARD_PORT=str(loopback_port(11971)))
+    env.pop("K6_WEB_DASHBOARD_PERIOD", None)
+    args = ["--native", "-e", "DURATION=10s", "-e", "SCALE=0.05", "-e", f"RUN_ID={run_id}"]
+    try:
+        r = subprocess.run(
+            [str(ROOT / "scripts/bench.sh"), *args], env=env, text=True, capture_output=True, timeout=300
+        )
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        saved = ROOT / f"reports/{run_id}/k6-dashboard.html"
+        assert saved.is_file() and saved.stat().st_size > 100_000, r.stderr[-3000:]
+        assert "[k6-dashboard.html](k6-dashboard.html)" in (ROOT / f"reports/{run_id}/report.md").read_text()
+    finally:
+        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)

@@ -12,7 +12,6 @@ import subprocess
 import time
 
 import pytest
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import (
     ROOT,
@@ -22,6 +21,7 @@ from conftest import (
     run_scenario_to_influx,
     wait_until,
 )
+from mqttbench.brokers import facts as broker_facts
 from test_loopback_only import LOOPBACK, descendants, listening
 
 pytestmark = pytest.mark.skipif(

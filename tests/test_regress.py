@@ -2,6 +2,7 @@
 interval, the verdict word and the bounds of --fail-on."""
 
 import pytest
+
 from mqttbench.report import regress, rounds
 from mqttbench.report.regress import METRICS, BadBound, breach, parse_bounds, verdict
 

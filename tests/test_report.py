@@ -7,10 +7,10 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from mqttbench.brokers import facts as broker_facts
-from mqttbench.report import tables
 
 from conftest import ROOT, TEST_PORTS, lib_value, run_scenario_to_influx
+from mqttbench.brokers import facts as broker_facts
+from mqttbench.report import tables
 
 
 def report(args, env):

@@ -9,9 +9,9 @@ import time
 
 import matplotlib.image as mpimg
 import pytest
-from mqttbench.report import charts, gaps
 
 from conftest import run_scenario_to_influx, wait_until
+from mqttbench.report import charts, gaps
 from test_report import report
 
 

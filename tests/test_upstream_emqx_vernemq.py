@@ -9,9 +9,9 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import ROOT
+from mqttbench.brokers import facts as broker_facts
 
 # The sources read (repository, tag or commit).
 EMQX = "emqx/emqx v5.8.6 (b895cdcd8cbc34c5f8fc5ea8b948cd2c40bba0fc)"

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import ROOT, loopback_port
 from mqttbench import verdict_policy
 from mqttbench.report import diagnosis, tables
 from mqttbench.report.results import Run
-
-from conftest import ROOT, loopback_port
 from test_scenarios import mosquitto
 from test_verdicts import run
 

@@ -32,11 +32,11 @@ from urllib.parse import urlparse
 
 import pytest
 import requests
-from mqttbench.brokers import counters as broker_counters
-from mqttbench.brokers import facts as broker_facts
 
 from conftest import BEHAVIOUR_P99_MS, ROOT, run_k6
 from mqtt_wire import Client
+from mqttbench.brokers import counters as broker_counters
+from mqttbench.brokers import facts as broker_facts
 from native_broker import native_broker
 
 LIVE = os.environ.get("CONFORMANCE_BROKER")

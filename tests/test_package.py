@@ -1,0 +1,92 @@
+"""The orchestration is one package (mqttbench/): one entry point listing
+its commands, and modules that import one way, in the layers its README
+draws, with no cycle."""
+
+import ast
+import subprocess
+import sys
+from collections import defaultdict
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "mqttbench"
+# mqttbench/README.md's Layout, top to bottom: a part imports only parts below it.
+LAYERS = [
+    "__main__",
+    "generate",
+    "capacity",
+    "report",
+    "dashboards",
+    "stack",
+    "brokers",
+    "generated",
+    "flux_filters",
+    "verdict_policy",
+    "",  # mqttbench/__init__.py: ROOT
+]
+
+
+def module(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports():
+    """{module: the package's modules it imports}."""
+    mods = {module(p): p for p in PACKAGE.rglob("*.py")}
+    found = defaultdict(set)
+    for name, path in mods.items():
+        here = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    if base.startswith("mqttbench"):
+                        found[name].add(full if full in mods else base)
+            elif isinstance(node, ast.Import):
+                found[name] |= {a.name for a in node.names if a.name.startswith("mqttbench")}
+    return mods, found
+
+
+def part(name):
+    """The layer a module belongs to: mqttbench.report.tables -> report."""
+    return name.split(".")[1] if "." in name else ""
+
+
+def test_the_entry_point_lists_every_command():
+    out = subprocess.run([sys.executable, "-m", "mqttbench", "--help"], capture_output=True, text=True, check=True)
+    for command in ("bench", "compare", "capacity", "stack", "report", "conformance", "generate"):
+        assert f"    {command}" in out.stdout, out.stdout
+
+
+def test_every_part_imports_only_the_parts_below_it():
+    mods, found = imports()
+    assert {part(m) for m in mods} <= set(LAYERS), {part(m) for m in mods} - set(LAYERS)
+    up = [
+        f"{a} imports {b}"
+        for a, bs in found.items()
+        for b in bs
+        if part(a) != part(b) and LAYERS.index(part(b)) <= LAYERS.index(part(a))
+    ]
+    assert not up, up
+
+
+def test_no_module_imports_itself_through_others():
+    _, found = imports()
+    state = {}
+
+    def visit(m, path):
+        if state.get(m) == "done":
+            return
+        assert state.get(m) != "open", "import cycle: " + " -> ".join([*path, m])
+        state[m] = "open"
+        for n in found.get(m, ()):
+            visit(n, [*path, m])
+        state[m] = "done"
+
+    for m in list(found):
+        visit(m, [])
