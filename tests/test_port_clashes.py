@@ -99,3 +99,17 @@ def test_stack_up_names_the_compose_project_holding_a_port(tmp_path, compose_clo
     assert r.returncode != 0
     assert f"port {port} (INFLUXDB_PORT) is held by the compose project {PROJECT} (container " in r.stderr, r.stderr
     assert f"docker compose -p {PROJECT} down" in r.stderr, r.stderr
+
+
+def test_compose_up_names_an_open_files_limit_above_the_engines_and_its_fix(compose_clone):
+    """Quick start on a host whose hard limit is below NOFILE_LIMIT's default:
+    init, which every broker waits for, names the variable and the value
+    that fits, where Docker would fail with "error setting rlimit type 7"."""
+    _, dc = compose_clone
+    hard = subprocess.run(["bash", "-c", "ulimit -Hn"], capture_output=True, text=True).stdout.strip()
+    if hard == "unlimited":
+        pytest.skip("no open-files hard limit here")
+    r = dc("up", "-d", "--wait", "init", NOFILE_LIMIT=str(int(hard) + 1))
+    assert r.returncode != 0 and 'service "init" didn\'t complete successfully' in r.stderr, r.stderr
+    log = dc("logs", "--no-log-prefix", "init").stdout
+    assert f"NOFILE_LIMIT={int(hard) + 1} is above" in log and f"set NOFILE_LIMIT={hard}" in log, log
