@@ -17,8 +17,9 @@ import requests
 
 import ports
 
-# Session fixtures of their own modules: the other native brokers' stacks.
-pytest_plugins = ["native_stacks"]
+# Plugins of their own modules: the lanes and workers of a parallel run, the
+# other native brokers' stacks.
+pytest_plugins = ["lanes", "native_stacks"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The orchestration's package (mqttbench/) is tested too: pytest loads this
@@ -90,38 +91,6 @@ TEST_PORTS = {
     "WS_PORT": str(loopback_port(12843)),
 }
 
-# The lanes (scripts/test.sh --fast leaves the first three out).
-MARKERS = {
-    "compose": "needs the Docker engine (the docker_engine fixture); one worker runs them all, in turn",
-    "native_brokers": "needs HiveMQ CE's or RabbitMQ's native stack (the native_stack fixture); one worker",
-    "slow": "takes more than about half a minute alone",
-    "stops_stack": "stops a shared native stack: runs after every other test of its group",
-}
-
-
-def pytest_configure(config):
-    for name, what in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {what}")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
-    """Lanes and workers from what a test uses: a test of the Docker engine is
-    `compose`, one of a HiveMQ CE or RabbitMQ stack `native_brokers`. Under
-    pytest-xdist (--dist loadgroup) each lane is one group, which one worker
-    runs in turn (one engine, one stack per broker, never two compose stacks
-    at once), and every other module is a group of its own, so its module
-    fixtures (a recorded run, a broker) are made once. Tests that stop a
-    shared stack go last."""
-    for item in items:
-        if "docker_engine" in item.fixturenames:
-            item.add_marker(pytest.mark.compose)
-        if "native_stack" in item.fixturenames:
-            item.add_marker(pytest.mark.native_brokers)
-        lane = next((m for m in ("compose", "native_brokers") if item.get_closest_marker(m)), None)
-        item.add_marker(pytest.mark.xdist_group(lane or item.module.__name__))
-    items.sort(key=lambda item: item.get_closest_marker("stops_stack") is not None)
-
 
 def load_dashboards():
     """The provisioned dashboards, by file name."""
@@ -147,7 +116,7 @@ def broker_panel_queries(broker):
     broker (a folder of brokers/) fills: the panels of the row
     repeated by the broker variable, the same for every broker (each query
     takes the broker's own series: bind it with broker=)."""
-    import broker_facts  # scripts/, on the path from the top of this file
+    from mqttbench.brokers import facts as broker_facts
 
     assert broker in broker_facts.names(), broker
     in_row = False

@@ -7,9 +7,8 @@ import os
 import socket
 import subprocess
 
-import broker_native  # scripts/, on the path conftest sets
-
 from conftest import ROOT, loopback_port, wait_until
+from mqttbench.brokers import native as broker_native
 
 # A native broker of the conformance suite (native_broker): ports of its own,
 # away from TEST_PORTS and the stacks other tests start.

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import time
 
+import pytest
+
 from conftest import ROOT, loopback_port
 
 
@@ -119,6 +121,7 @@ def test_bench_rejects_bad_input_before_any_load(stack):
     assert not (ROOT / "reports/raw/bench-bad-qos.json").exists()
 
 
+@pytest.mark.slow
 def test_generator_benchmark_script_runs(stack, tmp_path):
     """The generator benchmark (delivered messages per CPU-second, RSS per connection) in its quick
     form: it runs, and its figures hang together."""
@@ -204,6 +207,7 @@ def test_bench_refuses_instances_that_are_not_a_count(stack):
     assert r.returncode != 0 and "--instances takes a whole number >= 1, got '0'" in r.stderr
 
 
+@pytest.mark.slow
 def test_instances_benchmark_script_runs(tmp_path):
     """The split-run benchmark (connections over 4 processes, merged; RSS per
     connection; merge time), small: it runs, and its figures hang together."""

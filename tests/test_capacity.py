@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, loopback_port
 from delay_proxy import DelayProxy
 from mqttbench.capacity.search import Bounds, Search, Trial, judge
@@ -82,6 +84,7 @@ def capacity(stack, tmp_path, *args, env=None):
     return r, (json.loads(found[0].read_text()) if found else None)
 
 
+@pytest.mark.slow
 def test_a_search_of_mosquitto_finds_a_rate_inside_the_bounds_and_the_next_step_outside(stack, tmp_path):
     # A low CPU target, so that a few short trials on this machine find it.
     r, c = capacity(
@@ -125,6 +128,7 @@ def test_a_search_of_mosquitto_finds_a_rate_inside_the_bounds_and_the_next_step_
     assert {r["_value"] for r in rows} == {t["run_id"] for t in trials}, rows
 
 
+@pytest.mark.slow
 def test_a_search_whose_generator_is_throttled_names_the_generator_and_no_capacity(stack, tmp_path, throttled_k6):
     r, c = capacity(
         stack,
@@ -160,6 +164,7 @@ def test_a_search_that_cannot_measure_the_broker_cpu_stops_before_any_trial(tmp_
     assert not (tmp_path / "raw").exists() or not list((tmp_path / "raw").iterdir())
 
 
+@pytest.mark.slow
 def test_a_broker_with_slow_acks_is_limited_by_its_latency_never_the_generator(tmp_path, k6_bin):
     # Mosquitto's answers held 1.5 s: delivery p99 measured here about 2.0 s
     # at 200 msg/s and 2.5 s at 400 (Mosquitto's inflight limits queue what

@@ -9,6 +9,8 @@ import json
 import subprocess
 import time
 
+import pytest
+
 from conftest import ROOT, Stack
 from mqttbench.brokers import facts as broker_facts
 from native_stacks import COMPARISON_SLOT, slot_env
@@ -17,6 +19,7 @@ from test_compare import cleanup, table
 NATIVE = [b for b in broker_facts.names() if "native" in broker_facts.load(b)]
 
 
+@pytest.mark.slow
 def test_compare_native_runs_every_native_broker_in_its_own_column(tmp_path):
     assert {"mosquitto", "hivemq", "rabbitmq"} <= set(NATIVE), NATIVE
     # Each broker's own ports (metrics, an Erlang node's), off a user's

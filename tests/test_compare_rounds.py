@@ -66,6 +66,8 @@ def verdicts(md, baseline):
     return {r[0]: r[1] for r in rows[1:]}
 
 
+@pytest.mark.quiet
+@pytest.mark.slow
 def test_a_and_a_in_five_alternating_rounds_is_no_change_beyond_noise_and_saves_a_baseline(stack, mosquitto, tmp_path):
     url, pid = mosquitto
     cid = f"rounds-aa-{time.time_ns()}"
@@ -163,6 +165,8 @@ def test_bad_round_options_are_refused_before_any_connection(connection_counter,
     assert connection_counter.accepted == []
 
 
+@pytest.mark.quiet
+@pytest.mark.slow
 def test_the_same_broker_5_ms_slower_regressed_on_p99_and_exits_4(stack, mosquitto, slow_proxy):
     cid = f"rounds-slow-{time.time_ns()}"
     r = compare("--target", f"a={mosquitto[0]}", "--target", f"slow={slow_proxy}", "--rounds", "3",

@@ -71,6 +71,7 @@ def test_a_bad_profile_is_refused_before_anything_starts(tmp_path, profile, mess
     assert not (tmp_path / "state").exists() and not listening(PORTS["TOXIPROXY_PORT"])
 
 
+@pytest.mark.slow
 def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(stack):
     # The README's command: p50 at least the 80 ms the profile adds. Its
     # latency, not a p99 verdict a busy machine can break, is asserted.
@@ -186,6 +187,7 @@ def test_killing_k6_mid_run_leaves_no_impairment(stack):
         cleanup(run_id)
 
 
+@pytest.mark.slow
 def test_compare_runs_one_broker_under_several_profiles_in_one_report(stack):
     from test_compare import cleanup as compare_cleanup
 

@@ -4,6 +4,8 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, TEST_PORTS, run_k6, wait_until
 from delay_proxy import DelayProxy
 
@@ -55,6 +57,7 @@ def test_shared_subscription_spreads_without_duplicates(stack, k6_bin, tmp_path)
     assert metric(s, "mqtt_duplicates", "count") == 0
 
 
+@pytest.mark.quiet
 def test_known_added_delay_is_measured_within_5_percent(stack, k6_bin, tmp_path):
     # Baseline: the same path without the proxy.
     direct = stack.mqtt_url
@@ -126,6 +129,7 @@ def test_per_second_series_reach_influxdb_with_low_cardinality_tags(stack, k6_bi
     assert p99, "no per-second latency series"
 
 
+@pytest.mark.quiet
 def test_examples_run(stack, k6_bin):
     examples = HERE.parent.parent / "k6/extension/examples"
     for script in sorted(examples.glob("*.js")):

@@ -29,6 +29,7 @@ def answers(url):
         return False
 
 
+@pytest.mark.slow
 def test_bench_opens_the_live_view_and_saves_it_with_the_report(stack, tmp_path):
     chrome = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
     if not chrome:

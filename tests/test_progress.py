@@ -7,6 +7,8 @@ import os
 import re
 import subprocess
 
+import pytest
+
 from conftest import ROOT, project_mosquitto
 
 P2P = ROOT / "k6/scenarios/p2p.js"
@@ -49,6 +51,7 @@ def check_tracks_the_plan(stdout, planned_s):
     return seen
 
 
+@pytest.mark.slow
 def test_a_60_s_p2p_runs_progress_reads_5_to_30_percent_at_10_s(k6_bin, tmp_path):
     with project_mosquitto(tmp_path) as (port, _):
         p = k6(k6_bin, f"mqtt://127.0.0.1:{port}", tmp_path, DURATION="60s", RUN_ID="progress-60s")

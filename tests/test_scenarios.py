@@ -179,6 +179,7 @@ def test_step_load_records_step_boundaries(stack, k6_bin, tmp_path):
     assert all(s["end"] - s["start"] >= 2000 for s in steps)
 
 
+@pytest.mark.slow
 def test_generator_that_cannot_keep_up_fails_loudly(stack, k6_bin, tmp_path):
     # 3 M msg/s is far beyond one generator process here.
     p, r = run_scenario(k6_bin, stack, tmp_path, "p2p", RATE="3000000", DURATION="2s", QOS="0")

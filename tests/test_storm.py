@@ -7,6 +7,8 @@ import shutil
 import socket
 import time
 
+import pytest
+
 from broker_restart import k6_through_a_restart
 from conftest import ROOT, loopback_port, run_k6
 from test_impair import PORTS, bench, cleanup
@@ -14,6 +16,7 @@ from test_impair import PORTS, bench, cleanup
 STORM = ROOT / "k6/scenarios/storm-1K-1K-1K-10s.js"
 
 
+@pytest.mark.slow
 def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_its_recovery(stack):
     run_id = f"storm-{time.time_ns()}"
     r = bench(stack, "--scenario", "storm-1K-1K-1K-10s", "--impair", "lan", "-e", f"RUN_ID={run_id}")
@@ -52,6 +55,7 @@ def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_i
         cleanup(run_id)
 
 
+@pytest.mark.slow
 def test_a_restart_of_a_broker_without_persistence_reports_the_loss_exactly(k6_bin, tmp_path):
     port = loopback_port(11940)
     conf = tmp_path / "mosquitto.conf"

@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, loopback_port, run_k6, wait_until
 from delay_proxy import DelayProxy
 from test_scenarios import SCENARIOS, mosquitto
@@ -188,6 +190,7 @@ def test_a_broker_killed_mid_run_is_an_outage_not_the_generator(k6_bin, tmp_path
 SLOW_ACKS = {"QOS": "1", "PUBLISHERS": "20", "SUBSCRIBERS": "20", "RATE": "400", "DURATION": "10s"}
 
 
+@pytest.mark.slow
 def test_a_broker_slow_to_acknowledge_is_named_latency_never_the_generator(k6_bin, tmp_path):
     # Every byte from Mosquitto to the clients is held 1.5 s: PUBACKs and
     # deliveries are late, while every message leaves on time.
@@ -220,6 +223,7 @@ def test_a_broker_slow_to_acknowledge_is_named_latency_never_the_generator(k6_bi
     assert r2["thresholds"]["mqtt_rate_shortfalls count==0"] and r2["thresholds"]["mqtt_missed_sends count==0"]
 
 
+@pytest.mark.slow
 def test_a_generator_throttled_to_a_sliver_of_a_core_is_named_against_a_fast_broker(k6_bin, tmp_path, throttled_k6):
     wrapper = tmp_path / "k6-throttled"
     wrapper.write_text(f'#!/bin/sh\nexec {throttled_k6} {k6_bin} "$@"\n')
