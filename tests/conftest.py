@@ -18,8 +18,8 @@ import requests
 import ports
 
 # Plugins of their own modules: the lanes and workers of a parallel run, the
-# other native brokers' stacks.
-pytest_plugins = ["lanes", "native_stacks"]
+# other native brokers' stacks, the Docker engine of the compose tests.
+pytest_plugins = ["lanes", "native_stacks", "docker_engine"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The orchestration's package (mqttbench/) is tested too: pytest loads this
@@ -237,24 +237,6 @@ def stack(tmp_path_factory):
     assert r.returncode == 0, r.stderr
     yield s
     s.run("down", check=False)
-
-
-@pytest.fixture(scope="session")
-def docker_engine():
-    """One Docker engine for every compose test of the run (Debian's
-    dockerd, started here when none answers), with the stand-in images
-    built once (tests/compose/build-images.sh)."""
-    engine = subprocess.run(["docker", "info"], capture_output=True).returncode == 0
-    if not engine and os.geteuid() != 0:
-        pytest.skip("no Docker engine answers, and starting dockerd needs root (CI runs as root)")
-    r = subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "start"], text=True, capture_output=True)
-    assert r.returncode == 0, r.stderr
-    built = subprocess.run([str(ROOT / "tests/compose/build-images.sh")], text=True, capture_output=True)
-    assert built.returncode == 0, built.stderr[-3000:]
-    yield
-    # Only a dockerd this run started is stopped; a user's engine is left running.
-    if "dockerd started" in r.stderr:
-        subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "stop"], check=False)
 
 
 def wait_until(fn, timeout=20.0, every=0.5):

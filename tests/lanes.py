@@ -3,7 +3,6 @@ a test belongs to, which worker runs what, in which order, and which tests
 get the host to themselves. A pytest plugin of conftest.py."""
 
 import fcntl
-import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,14 +58,13 @@ def pytest_collection_modifyitems(items):
 
 # A readers-writer lock over the workers of one run: every test holds it
 # shared, a `quiet` test alone. The gate keeps new tests out while a quiet
-# one waits for those running to end (flock alone could starve it).
-LOCKS = Path(tempfile.gettempdir()) / f"mqttbench-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID', os.getpid())}"
-
-
+# one waits for those running to end (flock alone could starve it). Only
+# xdist's workers take it: a pytest that a test starts (scripts/
+# conformance.sh, in the compose end-to-end test) runs inside its test's hold.
 @contextmanager
-def host(alone):
-    LOCKS.mkdir(exist_ok=True)
-    with (LOCKS / "gate").open("a") as gate, (LOCKS / "host").open("a") as held:
+def host(locks, alone):
+    locks.mkdir(exist_ok=True)
+    with (locks / "gate").open("a") as gate, (locks / "host").open("a") as held:
         fcntl.flock(gate, fcntl.LOCK_EX)
         fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         fcntl.flock(gate, fcntl.LOCK_UN)
@@ -80,5 +78,10 @@ def host(alone):
 def pytest_runtest_protocol(item, nextitem):
     """Setup, call and teardown of a test under the host lock: a quiet test's
     latency is the broker's and the generator's, not the other workers'."""
-    with host(item.get_closest_marker("quiet") is not None):
+    worker = getattr(item.config, "workerinput", None)
+    if worker is None:
+        yield
+        return
+    locks = Path(tempfile.gettempdir()) / f"mqttbench-tests-{worker['testrunuid']}"
+    with host(locks, item.get_closest_marker("quiet") is not None):
         yield

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, loopback_port, run_k6
+from mqttbench.brokers import facts as broker_facts
 from test_scenarios import SCENARIOS, mosquitto
 from test_shared_probe import mochi_broker
 
@@ -113,3 +114,40 @@ def test_a_run_delivered_in_order_says_nothing_about_ordering(k6_bin, tmp_path):
     assert p.returncode == 0 and r["passed"], (p.stdout + p.stderr)[-3000:]
     assert r["counts"]["mqtt_out_of_order"] == 0 and r["ordering"]["judged"] and "text" not in r["ordering"]
     assert "ordering" not in p.stdout and "order" not in r["diagnosis"]["text"], r["diagnosis"]
+
+
+def deviations(name):
+    return broker_facts.load(name).get("deviations", [])
+
+
+# A broker whose broker.toml lists the ordering deviation (NanoMQ 0.23.10:
+# brokers/nanomq/broker.toml [[deviations]]), and one that lists none.
+LISTED = [n for n in broker_facts.names() if any(d["verdict"] == "ordering" for d in deviations(n))]
+UNLISTED = [n for n in broker_facts.names() if not deviations(n)]
+
+
+def test_a_listed_deviation_is_named_as_the_brokers_own_in_the_report(k6_bin, tmp_path, reordering_broker):
+    assert LISTED and UNLISTED, "a broker with the ordering deviation and one without"
+    p, r = run(k6_bin, tmp_path, reordering_broker, QOS="0", BROKER=LISTED[0])
+    assert r["ordering"]["text"] and broker_facts.known_deviation(LISTED[0], r)["name"] == "ordering"
+    assert f"**A known deviation of {LISTED[0]}** (`ordering`, " in report(tmp_path, r["run_id"])
+    # The same violation, from a broker that lists none: the verdict alone.
+    p, r = run(k6_bin, tmp_path, reordering_broker, QOS="0", BROKER=UNLISTED[0])
+    assert r["ordering"]["text"] and broker_facts.known_deviation(UNLISTED[0], r) is None
+    assert "A known deviation" not in report(tmp_path, r["run_id"])
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["listed", "unlisted"])
+def test_the_conformance_suite_reports_a_listed_deviation_and_fails_on_an_unlisted_one(reordering_broker, listed):
+    broker = (LISTED if listed else UNLISTED)[0]
+    args = ["--broker", broker, "--mqtt-url", reordering_broker, "--no-metrics"]
+    # Its p2p delivery check at QoS 0 alone (start-up log, counters and auth
+    # are the real broker's).
+    args += ["--", "-k", "test_delivers_exactly and p2p-0", "-W", "always::UserWarning"]
+    r = subprocess.run([str(ROOT / "scripts/conformance.sh"), *args], text=True, capture_output=True, timeout=300)
+    out = r.stdout + r.stderr
+    if listed:
+        assert r.returncode == 0 and "1 failed" not in out, out[-3000:]
+        assert f"{broker}: its known deviation 'ordering':" in out and "[MQTT-4.6.0-6]" in out, out[-3000:]
+    else:
+        assert r.returncode == 1 and "1 failed" in out and "'out_of_order': " in out, out[-3000:]

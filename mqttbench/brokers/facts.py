@@ -82,7 +82,22 @@ def markdown(facts):
     head = f"Start-up lines at error level (`{facts['startup']['error']}`) this config prints:"
     lines += ["", head + ("" if explained else " none.")]
     lines += [f"- `{e['line']}`: {e['why']}" for e in explained]
+    known = facts.get("deviations", [])
+    lines += ["", "Known deviations from the MQTT specification, seen running it" + (":" if known else ": none.")]
+    lines += [f"- **{d['name']}** ({d['spec']}): {d['what']}. Seen: {d['evidence']}." for d in known]
     return "\n".join(lines)
+
+
+def known_deviation(name, result):
+    """The deviation brokers/<name>/broker.toml lists ([[deviations]]) that a
+    run's verdict shows (the result's section `verdict`, with the text of a
+    violation), or None: the verdict stays the run's, this only names it as
+    the broker's known behaviour."""
+    facts = load(name) or {}
+    for d in facts.get("deviations", []):
+        if (result.get(d["verdict"]) or {}).get("text"):
+            return d
+    return None
 
 
 def render_readme(text, facts):

@@ -91,6 +91,7 @@ def report_one(run, influx, influx_problem, args):
         influx = HostTagged(influx, run["broker"], args.host_tag, run.run_id)
     res, t = tables.build(run, influx, args.cpu_target)
     t["diagnosis"] = diagnosis.build(run, res.broker_cpu)
+    t["deviation"] = broker_facts.known_deviation(run["broker"], run.data)
     t["parts"] = parts.of(run)  # a table per part of a composite
     if influx_problem:
         t["missing"].insert(0, influx_problem)

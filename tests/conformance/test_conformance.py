@@ -27,6 +27,7 @@ import os
 import re
 import secrets
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -234,8 +235,15 @@ def test_delivers_exactly_and_counts_what_k6_counted(target, k6_bin, tmp_path, s
     assert c["mqtt_publishes"] > 0 and c["mqtt_receives"] > 0, c
     assert (c["mqtt_lost"], c["mqtt_duplicates"]) == (0, 0), c
     # Order as the verdict judges it (non-shared subscriptions, every QoS):
-    # the suite restates no rule of its own.
-    assert "text" not in result["ordering"], result["ordering"]
+    # the suite restates no rule of its own. A deviation the broker's
+    # broker.toml lists is reported by name and count, not failed on.
+    known = broker_facts.known_deviation(target.name, result)
+    if known:
+        warnings.warn(
+            f"{target.name}: its known deviation '{known['name']}': {result['ordering']['text']}", stacklevel=1
+        )
+    else:
+        assert "text" not in result["ordering"], result["ordering"]
     assert (c["mqtt_publish_failures"], c["mqtt_connect_failures"]) == (0, 0), c
 
     if before is None:
