@@ -31,8 +31,11 @@ STATE="${MQTTBENCH_STATE:-$ROOT/.state}"
 export CACHE STATE
 # The orchestration's Python package (mqttbench/), importable from anywhere:
 # python3 -m mqttbench.brokers.facts, the venv's python -m mqttbench.report.
+# This checkout's, first: PYTHONSAFEPATH keeps -m from preferring a package
+# of the caller's working directory (another checkout, a copy of this one).
 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONPATH
+PYTHONSAFEPATH=1
+export PYTHONPATH PYTHONSAFEPATH
 
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }

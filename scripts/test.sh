@@ -4,7 +4,7 @@
 # against real components:
 #   1. Go tests of the k6 extension, with the race detector (embedded
 #      mochi-mqtt and real Mosquitto), and the cross-OS go vet, beside
-#   2. pytest in MQTTBENCH_TEST_WORKERS workers (pytest-xdist, default 3):
+#   2. pytest in MQTTBENCH_TEST_WORKERS workers (pytest-xdist, default 4):
 #      the native stack (influxd, Telegraf, node_exporter, Mosquitto; HiveMQ
 #      CE and RabbitMQ), the real k6 build running scripts and scenarios,
 #      compose and dashboards, and the compose stack end to end under
@@ -24,10 +24,11 @@ if [[ "${1:-}" == --fast ]]; then
   lane=(-m "not compose and not native_brokers and not slow")
   shift
 fi
-# Three workers on two cores: much of a test is waiting (a JVM starting, a
-# run's fixed duration, Telegraf's flush), and the CPU-heavy lanes (compose,
-# the native brokers) run in one worker each (tests/conftest.py).
-workers="${MQTTBENCH_TEST_WORKERS:-3}"
+# Four workers on two cores: much of a test is waiting (a JVM starting, a
+# run's fixed duration, Telegraf's flush); the compose and native-broker
+# lanes run in one worker each, and a test that measures latency against a
+# bound runs alone (tests/lanes.py).
+workers="${MQTTBENCH_TEST_WORKERS:-4}"
 [[ "$workers" =~ ^[1-4]$ ]] ||
   die "MQTTBENCH_TEST_WORKERS=$workers: give 1 to 4 (the port plan, tests/ports.py, serves four workers)"
 

@@ -75,8 +75,10 @@ def native_stack(tmp_path_factory):
 
     def up(broker):
         s = stacks.get(broker)
-        if s is not None and s.run("status", check=False).returncode == 0:
-            return s
+        if s is not None:
+            if s.run("status", check=False).returncode == 0:
+                return s
+            s.run("down", check=False)  # stopped by a test, or a service of it died
         ports = native_ports(broker)
         s = stacks[broker] = Stack(tmp_path_factory.mktemp(f"{broker}-stack"), ports)
         r = s.run("up", "--broker", broker, check=False)

@@ -79,7 +79,7 @@ def test_a_broker_without_a_native_launcher_is_refused_natively(tree, tmp_path):
 def dashboards_check(tree):
     python = lib_value("echo $CACHE/venv/current/bin/python")
     # The copy's own package, not the checkout's.
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONSAFEPATH="1")
     return subprocess.run([python, "-m", "mqttbench.dashboards", "--check"], env=env, text=True, capture_output=True)
 
 
