@@ -2,12 +2,13 @@
 a test belongs to, which worker runs what, in which order, and which tests
 get the host to themselves. A pytest plugin of conftest.py."""
 
-import fcntl
+import os
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+import host_lock
 
 # The lanes (scripts/test.sh --fast leaves the first three out).
 MARKERS = {
@@ -15,6 +16,7 @@ MARKERS = {
     "native_brokers": "runs HiveMQ CE or RabbitMQ natively; one worker holds their stacks (the native_stack fixture)",
     "slow": "takes more than about 25 s alone; such modules start first",
     "quiet": "measures latency against a bound: runs while no other test runs",
+    "quiet_inside": "runs a script that holds the host alone for its measured step only",
     "stops_stack": "stops a shared native stack: runs after every other test of its group",
 }
 
@@ -56,32 +58,26 @@ def pytest_collection_modifyitems(items):
     items.sort(key=order)
 
 
-# A readers-writer lock over the workers of one run: every test holds it
-# shared, a `quiet` test alone. The gate keeps new tests out while a quiet
-# one waits for those running to end (flock alone could starve it). Only
-# xdist's workers take it: a pytest that a test starts (scripts/
-# conformance.sh, in the compose end-to-end test) runs inside its test's hold.
-@contextmanager
-def host(locks, alone):
-    locks.mkdir(exist_ok=True)
-    with (locks / "gate").open("a") as gate, (locks / "host").open("a") as held:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(held, fcntl.LOCK_UN)
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Setup, call and teardown of a test under the host lock: a quiet test's
-    latency is the broker's and the generator's, not the other workers'."""
+    """Setup, call and teardown of a test under the host lock (tests/
+    host_lock.py): a quiet test's latency is the broker's and the
+    generator's, not the other workers'. A test marked quiet_inside holds
+    nothing and hands the lock to the script it runs, which takes the host
+    alone for its measured step (MQTTBENCH_QUIET_LOCKS). Only xdist's
+    workers take it: a pytest that a test starts (scripts/conformance.sh)
+    runs inside its test's hold."""
     worker = getattr(item.config, "workerinput", None)
     if worker is None:
         yield
         return
     locks = Path(tempfile.gettempdir()) / f"mqttbench-tests-{worker['testrunuid']}"
-    with host(locks, item.get_closest_marker("quiet") is not None):
+    if item.get_closest_marker("quiet_inside"):
+        os.environ["MQTTBENCH_QUIET_LOCKS"] = str(locks)
+        try:
+            yield
+        finally:
+            del os.environ["MQTTBENCH_QUIET_LOCKS"]
+        return
+    with host_lock.hold(locks, item.get_closest_marker("quiet") is not None):
         yield

@@ -48,7 +48,7 @@ def e2e(*args, timeout=1500):
     )
 
 
-@pytest.mark.quiet
+@pytest.mark.quiet_inside
 def test_mosquitto_profile_from_a_fresh_copy_runs_fanin_and_reports(docker_engine):
     r = e2e("--broker", "mosquitto", "--stand-ins", "--conformance")
     # The script's own verdict first (its error line), then the stack's last logs.

@@ -177,10 +177,14 @@ done
 # points k6 at a moved broker. Where this host has no k6 build (GitHub's
 # compose job builds none), the k6 container's run above stands for it.
 native_run=""
+# Its p99 bound is the scenario's 100 ms: a parallel test run (tests/lanes.py)
+# gives it the host alone.
+quiet=()
+[[ -z "${MQTTBENCH_QUIET_LOCKS:-}" ]] || quiet=(python3 "$ROOT/tests/host_lock.py" "$MQTTBENCH_QUIET_LOCKS" --)
 if [[ -x "$(k6_bin)" ]]; then
   log "cd k6/scenarios && MQTT_URL=mqtt://127.0.0.1:$MQTT_PORT k6 run --out influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6 fanin.js   (our k6, the scenario's defaults)"
   (cd k6/scenarios && PATH="$(dirname "$(k6_bin)"):$PATH" K6_NO_USAGE_REPORT=true MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" \
-    k6 run --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" fanin.js) >"$work/k6-native.log" 2>&1 ||
+    "${quiet[@]}" k6 run --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" fanin.js) >"$work/k6-native.log" 2>&1 ||
     { tail -n 30 "$work/k6-native.log" >&2; die "k6 run fanin.js failed"; }
   native_run=$(grep -o 'result *[^ ]*reports/raw/[^ ]*\.json' "$work/k6-native.log" | sed 's|.*/||; s|\.json$||')
   [[ -n "$native_run" && -s "reports/raw/$native_run.json" ]] || die "k6 run fanin.js left no result in reports/raw"
