@@ -26,4 +26,4 @@ for sc in conn-tcp-10K-100 fanout-1-1K-1-1K p2p-1K-1K-1K-1K sharedsub-1K-5-1K-1K
     MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" "$k6" "${args[@]}" "$ROOT/k6/scenarios/$sc.js" || true
 done
 # The same success and latency figures as the report (mqttbench/report/basic_set.py).
-"$CACHE/venv/current/bin/python" -m mqttbench.report.basic_set "$out_dir"
+"$CACHE/venv/current/bin/python" -P -m mqttbench.report.basic_set "$out_dir"

@@ -119,7 +119,7 @@ for kv in "${k6_env[@]}"; do [[ "$kv" == LOCAL_ADDRESS=* ]] && user_local_addres
 # refuses what it lacks, naming that table.
 capabilities() {
   local out kv
-  out=$(python3 -m mqttbench.brokers.facts capabilities "$broker" "$@") || die "cannot read brokers/$broker/broker.toml"
+  out=$(python3 -P -m mqttbench.brokers.facts capabilities "$broker" "$@") || die "cannot read brokers/$broker/broker.toml"
   while IFS= read -r kv; do printf -v "${kv%%=*}" '%s' "${kv#*=}"; done <<<"$out"
 }
 
@@ -236,7 +236,7 @@ if [[ "$mode" == native ]]; then
   # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
   version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}"
   # A broker with no version_topic in its broker.toml (HiveMQ, RabbitMQ): what its [native] version reads.
-  [[ -n "$version" ]] || version="$(python3 -m mqttbench.brokers.native version "$broker" 2>/dev/null)" || version=""
+  [[ -n "$version" ]] || version="$(python3 -P -m mqttbench.brokers.native version "$broker" 2>/dev/null)" || version=""
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"

@@ -46,4 +46,4 @@ elif ! $target; then
   ulimit -n "$(ulimit -Hn)"
 fi
 load_influx_token
-exec "$CACHE/venv/current/bin/python" -m mqttbench.capacity "${args[@]}"
+exec "$CACHE/venv/current/bin/python" -P -m mqttbench.capacity "${args[@]}"

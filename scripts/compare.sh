@@ -164,7 +164,7 @@ if ((${#impairs[@]})); then
     if [[ "$p" == none ]]; then
       impair_label[$p]=none
     else
-      checked=$(python3 -m mqttbench.stack.impair check "$p") || exit 2
+      checked=$(python3 -P -m mqttbench.stack.impair check "$p") || exit 2
       impair_label[$p]=$(jq -r .profile <<<"$checked")
     fi
   done

@@ -38,7 +38,7 @@ rounds_option() {
 # report_module MODULE ARG...: python -m mqttbench.report.MODULE (rounds, brokers).
 report_module() {
   [[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python >&2
-  "$CACHE/venv/current/bin/python" -m "mqttbench.report.$1" "${@:2}"
+  "$CACHE/venv/current/bin/python" -P -m "mqttbench.report.$1" "${@:2}"
 }
 
 # rounds_check SEARCH COLUMN...: the options read and checked before anything

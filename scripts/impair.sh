@@ -15,7 +15,7 @@ impair_pid="" impair_events_pid="" impair_url="" impair_api=""
 # impair_check PROFILE: the profile is valid (or the run stops, naming
 # --impair and the valid names), before anything starts.
 impair_check() {
-  python3 -m mqttbench.stack.impair check "$1" >/dev/null || exit 2
+  python3 -P -m mqttbench.stack.impair check "$1" >/dev/null || exit 2
 }
 
 # ours PID EXE: PID is still the process we started from EXE (not a pid
@@ -26,7 +26,7 @@ ours() { [[ -n "$1" && "$(readlink "/proc/$1/exe" 2>/dev/null)" == "$(readlink -
 # impair_apply PROFILE LISTEN UPSTREAM: the proxy and its toxics, through
 # impair_api; exports NETWORK (the record, for the result file).
 impair_apply() {
-  NETWORK=$(python3 -m mqttbench.stack.impair apply "$1" --api "$impair_api" --listen "$2" --upstream "$3") ||
+  NETWORK=$(python3 -P -m mqttbench.stack.impair apply "$1" --api "$impair_api" --listen "$2" --upstream "$3") ||
     die "--impair $1: the profile could not be set in Toxiproxy (above)"
   export NETWORK
   log "network impaired: profile $1 through Toxiproxy $2 -> $3 ($(jq -r '[.toxics[] | "\(.type) \(.stream) \(.attributes | to_entries | map("\(.key)=\(.value)") | join(","))"] | join("; ")' <<<"$NETWORK"))"
@@ -74,7 +74,7 @@ impair_compose() {
   curl -fsS -o /dev/null "$impair_api/version" ||
     die "--impair: the toxiproxy service does not answer at $impair_api (docker compose ps toxiproxy; TOXIPROXY_PORT)"
   # A proxy an earlier run left (it was killed before its cleanup) goes first.
-  python3 -m mqttbench.stack.impair remove --api "$impair_api"
+  python3 -P -m mqttbench.stack.impair remove --api "$impair_api"
   impair_apply "$1" "$(jq -r .TOXIPROXY_LISTEN <<<"$env")" "$(jq -r .TOXIPROXY_UPSTREAM <<<"$env")"
   TOXIPROXY_URL=$(jq -r '.TOXIPROXY_API // "http://toxiproxy:8474"' <<<"$env")
   export TOXIPROXY_URL
@@ -86,7 +86,7 @@ impair_compose() {
 # counted from now, in the background.
 impair_events() {
   [[ "$(jq '.events | length' <<<"$NETWORK")" != 0 ]] || return 0
-  python3 -m mqttbench.stack.impair events "$1" --api "$impair_api" &
+  python3 -P -m mqttbench.stack.impair events "$1" --api "$impair_api" &
   impair_events_pid=$!
 }
 
@@ -98,7 +98,7 @@ impair_stop() {
   fi
   impair_events_pid=""
   if [[ -n "$impair_api" ]] && { [[ -z "$impair_pid" ]] || ours "$impair_pid" "$(toxiproxy_bin)"; }; then
-    python3 -m mqttbench.stack.impair remove --api "$impair_api" || true
+    python3 -P -m mqttbench.stack.impair remove --api "$impair_api" || true
   fi
   impair_api=""
   if ours "$impair_pid" "$(toxiproxy_bin)"; then

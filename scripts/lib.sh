@@ -30,12 +30,11 @@ CACHE="${MQTTBENCH_CACHE:-$HOME/.cache/mqtt-bench}"
 STATE="${MQTTBENCH_STATE:-$ROOT/.state}"
 export CACHE STATE
 # The orchestration's Python package (mqttbench/), importable from anywhere:
-# python3 -m mqttbench.brokers.facts, the venv's python -m mqttbench.report.
-# This checkout's, first: PYTHONSAFEPATH keeps -m from preferring a package
-# of the caller's working directory (another checkout, a copy of this one).
+# python3 -P -m mqttbench.brokers.facts, the venv's python -P -m
+# mqttbench.report. -P: this checkout's package, never one of the caller's
+# working directory (another checkout, a copy of this one).
 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-PYTHONSAFEPATH=1
-export PYTHONPATH PYTHONSAFEPATH
+export PYTHONPATH
 
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
@@ -82,7 +81,7 @@ is_broker() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && -f "$ROOT/brokers/$1/br
 is_native() { broker_fact "$1" native.command >/dev/null 2>&1; }
 # broker_fact NAME KEY: one value of brokers/NAME/broker.toml (KEY dotted:
 # image, metrics.telegraf); fails when it is not there.
-broker_fact() { python3 -m mqttbench.brokers.facts get "$1" "$2"; }
+broker_fact() { python3 -P -m mqttbench.brokers.facts get "$1" "$2"; }
 # pinned_image NAME: "VARIABLE=image" of the broker's image under compose
 # (the variable of .env its broker.toml names), as pinned, not as it ran
 # (broker_image).
@@ -193,7 +192,7 @@ compose() {
 broker_version() {
   local topic args=()
   command -v mosquitto_sub >/dev/null || return 0
-  while read -r topic; do args+=(-t "$topic"); done < <(python3 -m mqttbench.brokers.facts values version_topic)
+  while read -r topic; do args+=(-t "$topic"); done < <(python3 -P -m mqttbench.brokers.facts values version_topic)
   ((${#args[@]})) || return 0
   timeout 5 mosquitto_sub -h "$1" -p "$2" "${args[@]}" -C 1 -W 4 2>/dev/null || true
 }

@@ -9,4 +9,4 @@ load_influx_token
 MQTTBENCH_K6_BIN="$(k6_bin)"
 export MQTTBENCH_K6_BIN
 # From the caller's directory, so that relative paths in arguments work.
-exec "$CACHE/venv/current/bin/python" -m mqttbench.report "$@"
+exec "$CACHE/venv/current/bin/python" -P -m mqttbench.report "$@"

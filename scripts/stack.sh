@@ -48,7 +48,7 @@ export BROKER
 # with the reason and the fix.
 check_broker() {
   local why
-  why=$(python3 -m mqttbench.brokers.native check "$BROKER" 2>&1) || die "$why"
+  why=$(python3 -P -m mqttbench.brokers.native check "$BROKER" 2>&1) || die "$why"
 }
 
 check_service() {
@@ -130,7 +130,7 @@ start_broker() {
   # The command and its readiness checks, from [native] of its broker.toml.
   local native_command=() native_ready=() native_env=() native_ports=() native_stop=() native_ready_seconds=10
   local native_metrics_url="" check plan p
-  plan=$(python3 -m mqttbench.brokers.native plan "$BROKER" "$STATE") || die "cannot run broker $BROKER natively"
+  plan=$(python3 -P -m mqttbench.brokers.native plan "$BROKER" "$STATE") || die "cannot run broker $BROKER natively"
   eval "$plan"
   # Its own ports beyond the four (an Erlang node's distribution and epmd, a metrics endpoint).
   for p in "${native_ports[@]}"; do

@@ -79,8 +79,10 @@ def test_a_broker_without_a_native_launcher_is_refused_natively(tree, tmp_path):
 def dashboards_check(tree):
     python = lib_value("echo $CACHE/venv/current/bin/python")
     # The copy's own package, not the checkout's.
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONSAFEPATH="1")
-    return subprocess.run([python, "-m", "mqttbench.dashboards", "--check"], env=env, text=True, capture_output=True)
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    return subprocess.run(
+        [python, "-P", "-m", "mqttbench.dashboards", "--check"], env=env, text=True, capture_output=True
+    )
 
 
 def test_a_new_broker_folder_leaves_the_dashboards_as_they_are(tree):

@@ -169,7 +169,9 @@ def test_bad_round_options_are_refused_before_any_connection(connection_counter,
 @pytest.mark.slow
 def test_the_same_broker_5_ms_slower_regressed_on_p99_and_exits_4(stack, mosquitto, slow_proxy):
     cid = f"rounds-slow-{time.time_ns()}"
-    r = compare("--target", f"a={mosquitto[0]}", "--target", f"slow={slow_proxy}", "--rounds", "3",
+    # Five rounds: one round's spike of a few ms on a side (the other
+    # workers' idle stacks) must not widen its interval over the 5 ms.
+    r = compare("--target", f"a={mosquitto[0]}", "--target", f"slow={slow_proxy}", "--rounds", "5",
                 "--baseline", "a", "--fail-on", "p99=+10%", "--id", cid, *SMALL, env=stack.env)  # fmt: skip
     try:
         assert r.returncode == 4, (r.stdout + r.stderr)[-4000:]

@@ -118,5 +118,5 @@ def test_compose_up_names_an_open_files_limit_above_the_engines_and_its_fix(comp
     assert f"NOFILE_LIMIT={int(hard) + 1} is above" in r.stderr and f"set NOFILE_LIMIT={hard}" in r.stderr, r.stderr
     assert dc(*check, NOFILE_LIMIT=hard).returncode == 0
     # Every broker waits for init: none starts before the check.
-    services = yaml.safe_load(dc("config", "--format", "yaml", "--profile", "mosquitto").stdout)["services"]
+    services = yaml.safe_load(dc("--profile", "mosquitto", "config", "--format", "yaml").stdout)["services"]
     assert services["mosquitto"]["depends_on"]["init"]["condition"] == "service_completed_successfully"

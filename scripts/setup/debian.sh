@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
-mapfile -t brokers_pkgs < <(python3 -m mqttbench.brokers.facts values native.debian ${SETUP_BROKER:+"$SETUP_BROKER"})
+mapfile -t brokers_pkgs < <(python3 -P -m mqttbench.brokers.facts values native.debian ${SETUP_BROKER:+"$SETUP_BROKER"})
 pkgs=("${brokers_pkgs[@]}" mosquitto-clients prometheus-node-exporter curl jq procps iproute2)
 if [[ -z "${SETUP_BROKER:-}" ]]; then
   pkgs+=(shellcheck)

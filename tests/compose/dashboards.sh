@@ -36,7 +36,7 @@ done
 is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
 cd "$ROOT"
-! $accept_eula || python3 -m mqttbench.brokers.compose accept-eula "$broker"
+! $accept_eula || python3 -P -m mqttbench.brokers.compose accept-eula "$broker"
 # The same host limit on open files as tests/compose/e2e.sh allows for.
 if [[ -z "${NOFILE_LIMIT:-}" && "$(ulimit -Hn)" != unlimited ]] && (($(ulimit -Hn) < 1048576)); then
   NOFILE_LIMIT=$(ulimit -Hn)

@@ -47,7 +47,7 @@ fi
 # (brokers/<broker>/broker.toml [compose] and [metrics]).
 compose_ports=() compose_metrics=true compose_metrics_url="" compose_claims_secret="" compose_eula=""
 metrics_measurement="" metrics_filter=""
-plan=$(python3 -m mqttbench.brokers.compose plan "$broker") || die "brokers/$broker/broker.toml: no compose plan"
+plan=$(python3 -P -m mqttbench.brokers.compose plan "$broker") || die "brokers/$broker/broker.toml: no compose plan"
 eval "$plan"
 if [[ -n "$compose_eula" ]] && ! $accept_eula; then
   die "$broker's image starts once its EULA is accepted: read brokers/$broker/README.md, then run with --accept-eula (it writes $compose_eula into the copy)"
@@ -86,7 +86,7 @@ mkdir -p "$copy"
 (cd "$ROOT" && git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do [[ -e "$f" ]] && printf '%s\0' "$f"; done |
   tar --null -T - -cf -) | tar -xf - -C "$copy"
 cd "$copy"
-! $accept_eula || python3 -m mqttbench.brokers.compose accept-eula "$broker"
+! $accept_eula || python3 -P -m mqttbench.brokers.compose accept-eula "$broker"
 if $stand_ins; then
   "$ROOT/tests/compose/build-images.sh"
   export COMPOSE_FILE="compose.yaml:tests/compose/stand-ins.yaml"
