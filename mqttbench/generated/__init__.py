@@ -16,12 +16,11 @@ def stale(files):
     return [path for path, text in files.items() if not path.exists() or path.read_text() != text]
 
 
-def sync(files, what, check=None):
+def sync(files, what):
     """files maps each path to its generated text. Writes the changed ones;
-    with check (by default: --check in argv) writes nothing and exits naming
-    the stale ones."""
+    with --check in argv writes nothing and exits naming the stale ones."""
     old = stale(files)
-    if check if check is not None else "--check" in sys.argv[1:]:
+    if "--check" in sys.argv[1:]:
         if old:
             sys.exit(f"stale {what} (run {COMMAND}): {', '.join(map(str, old))}")
         return
