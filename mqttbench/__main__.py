@@ -19,7 +19,7 @@ from mqttbench import ROOT
 # this package step by step; the scripts stay the documented commands).
 SCRIPTS = {
     "bench": ("scripts/bench.sh", "run a scenario against one broker and write its report"),
-    "compare": ("scripts/compare.sh", "brokers or builds side by side, in rounds, with regressions judged"),
+    "compare": ("scripts/compare.sh", "brokers, builds or saved runs (--run) side by side, regressions judged"),
     "stack": ("scripts/stack.sh", "the native stack: up, down, status, restart SERVICE"),
     "conformance": ("scripts/conformance.sh", "check that a running broker does what the project assumes"),
     "report": ("scripts/report.sh", "turn a run's result file into its report"),
@@ -44,6 +44,11 @@ def parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"]:
+        # compare --run FOLDER ... is the package's own; anything else is scripts/compare.sh's.
+        from mqttbench.compare.__main__ import main as compare
+
+        return compare(argv[1:])
     if argv[:1] and argv[0] in SCRIPTS:
         # Everything after the command is the script's, --help included.
         script = str(ROOT / SCRIPTS[argv[0]][0])

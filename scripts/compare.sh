@@ -31,6 +31,8 @@
 #                     a column per broker and profile, <broker>-<profile>.
 #   --rounds N --baseline NAME --fail-on BOUNDS --save-baseline FILE --against FILE:
 #                     rounds and regressions (scripts/compare_rounds.sh says how).
+#   --run FOLDER      a saved run's folder (reports/<run_id>, from here or elsewhere), twice or
+#                     more: those runs side by side from what their folders saved; nothing is run.
 #   --docs FILE       also this comparison's section of a docs page (e.g. docs/brokers-compared.md):
 #                     the date, machine, load average, this command, the brokers' versions and
 #                     settings and the tables; the section of the same scenario and QoS is
@@ -44,6 +46,13 @@ command=scripts/compare.sh  # as given, for --docs: a word quoted only where the
 for a in "$@"; do [[ "$a" =~ ^[A-Za-z0-9_./=,:@%+-]+$ ]] && command+=" $a" || command+=" $(printf '%q' "$a")"; done
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# Saved run folders side by side (--run FOLDER): the package's, nothing run.
+for a in "$@"; do
+  if [[ "$a" == --run || "$a" == --run=* ]]; then
+    [[ -x "$CACHE/venv/current/bin/python" ]] || "$ROOT/scripts/setup.sh" python
+    exec "$CACHE/venv/current/bin/python" -P -m mqttbench.compare "$@"
+  fi
+done
 
 NAME_RE='^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$'
 URL_RE='^(mqtt|tcp|mqtts|ssl|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:([0-9]{1,5}))?/?$'

@@ -14,6 +14,7 @@ PACKAGE = ROOT / "mqttbench"
 LAYERS = [
     "__main__",
     "generate",
+    "compare",
     "capacity",
     "report",
     "dashboards",

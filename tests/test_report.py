@@ -2,6 +2,8 @@
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -204,18 +206,63 @@ def test_charts_are_non_empty_images(step_run):
         assert img.std() > 0.01, f"{name} is blank"
 
 
-def test_unreachable_influxdb_keeps_a_complete_report(step_run):
-    """A report made with InfluxDB data is not replaced by one full of n/a
-    when InfluxDB is down later: its host and broker figures exist nowhere else."""
+def without_written_time(md):
+    """report.md less the time it was written (its last line says when)."""
+    return re.sub(r"Report written \S+", "Report written <time>", md)
+
+
+def test_unreachable_influxdb_renders_from_the_saved_series_or_keeps_a_complete_report(step_run):
+    """With InfluxDB down later, a report renders again from its folder's
+    series.json, the same figures; a folder without one (a report made
+    before series were saved) keeps its complete report rather than replace
+    it with one full of n/a: its host and broker figures exist nowhere else."""
     d, t, md = make_report(step_run)
     assert t["missing"] == [], t["missing"]
-    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    assert (d / "series.json").is_file() and (d / f"{step_run['run_id']}.json").is_file(), sorted(d.iterdir())
     env = dict(step_run["env"], INFLUX_URL="http://127.0.0.1:9")
-    r = report([step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"])], env)
+    args = [step_run["run_id"], "--results", str(step_run["raw"]), "--out", str(step_run["out"])]
+    r = report(args, env)
+    assert r.returncode == 0, r.stderr
+    assert without_written_time((d / "report.md").read_text()) == without_written_time(md)
+    (d / "series.json").unlink()
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    r = report(args, env)
     assert r.returncode == 3, r.stderr
     assert f"kept {d / 'report.md'}, a complete report" in r.stderr
     assert "InfluxDB at http://127.0.0.1:9" in r.stderr and "Connection refused" in r.stderr, r.stderr
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before, "the complete report was changed"
+
+
+def test_a_run_folder_copied_elsewhere_renders_the_same_report_without_influxdb(step_run, tmp_path):
+    d, t, md = make_report(step_run)
+    copy = tmp_path / "from-another-machine"
+    shutil.copytree(d, copy)
+    (copy / "report.md").unlink()
+    # No InfluxDB answers there, and no token: the folder alone.
+    env = {k: v for k, v in step_run["env"].items() if k != "INFLUX_TOKEN"} | {"INFLUX_URL": "http://127.0.0.1:9"}
+    r = report([str(copy)], env)
+    assert r.returncode == 0, r.stderr
+    again = (copy / "report.md").read_text()
+    assert without_written_time(again) == without_written_time(md)
+    t2 = json.loads((copy / "results.json").read_text())
+    assert t2["missing"] == [] and t2["mqttbs"] == t["mqttbs"] and t2["io"] == t["io"]
+    # Two saved folders side by side, nothing run, InfluxDB not asked.
+    other = tmp_path / "second"
+    shutil.copytree(copy, other)
+    rid = f"{step_run['run_id']}-copy"
+    result = json.loads((other / f"{step_run['run_id']}.json").read_text()) | {"run_id": rid}
+    (other / f"{step_run['run_id']}.json").write_text(json.dumps(result))
+    c = subprocess.run(
+        [str(ROOT / "scripts/compare.sh"), "--run", str(copy), "--run", str(other), "--out", str(tmp_path)],
+        env=env, text=True, capture_output=True,
+    )  # fmt: skip
+    assert c.returncode == 0, c.stderr
+    cmp_dir = next(tmp_path.glob("compare-*"))
+    cmd = (cmp_dir / "compare.md").read_text()
+    assert f"|  | {step_run['run_id']} | {rid} |" in cmd, cmd
+    columns = json.loads((cmp_dir / "results.json").read_text())["brokers"]
+    assert [b["missing"] for b in columns] == [[], []], columns
+    assert columns[0]["figures"]["host_cpu_avg"] == columns[1]["figures"]["host_cpu_avg"] is not None
 
 
 def test_missing_influxdb_is_named_in_a_new_report(step_run, tmp_path):

@@ -14,6 +14,12 @@ when it has no merged result yet, or always with --merge (k6 x mqtt-merge:
 one result, thresholds judged again); with --merge the exit code is 99 when
 a merged verdict fails (the report is written all the same), as k6's is.
 
+A run's folder is the whole run: its result file and InfluxDB's answers for
+its window (series.json, saved by the report that read them) beside the
+report. Give a folder instead of a run id (reports/<run_id>, or a copy on
+another machine) and it renders from the folder alone, into itself, with no
+InfluxDB; a run id whose InfluxDB does not answer reads its folder's too.
+
 A complete report (made with all its InfluxDB data) is never replaced by one
 that lacks data (InfluxDB unreachable, no token, --no-influx, points expired):
 it is kept, the reason is printed, and the exit code is 3. A report that did
@@ -32,7 +38,7 @@ from jinja2 import Environment, FileSystemLoader
 from mqttbench import ROOT
 from mqttbench.brokers import facts as broker_facts
 
-from . import brokers, charts, diagnosis, history, network, parts, tables
+from . import brokers, charts, diagnosis, history, network, parts, series, tables
 from .influx import HostTagged, Influx
 from .results import MissingData, find, instance_dirs
 
@@ -85,17 +91,34 @@ def merge(run_id, dirs, always):
     return code
 
 
-def report_one(run, influx, influx_problem, args):
+def source_of(out, influx, influx_problem, folder):
+    """Where a run's InfluxDB side is read: its folder's saved answers when
+    the run was given as a folder, or InfluxDB does not answer; else InfluxDB,
+    recording. Returns (source or None, what is missing, host tag it was saved with)."""
+    saved = series.saved(out)
+    if folder is not None or influx is None:
+        if saved is not None:
+            return saved, None, saved.host_tag
+        if folder is not None:
+            return None, f"{out} has no {series.FILE}: host and broker metrics are missing", None
+        return None, influx_problem, None
+    return series.Recording(influx), None, None
+
+
+def report_one(run, influx, influx_problem, args, folder=None):
     tables.require(run)
-    if influx is not None and args.host_tag:
-        influx = HostTagged(influx, run["broker"], args.host_tag, run.run_id)
+    out = folder or Path(args.out) / run.run_id
+    source, influx_problem, saved_tag = source_of(out, influx, influx_problem, folder)
+    host_tag = args.host_tag or saved_tag
+    influx = source
+    if influx is not None and host_tag:
+        influx = HostTagged(influx, run["broker"], host_tag, run.run_id)
     res, t = tables.build(run, influx, args.cpu_target)
     t["diagnosis"] = diagnosis.build(run, res.broker_cpu)
     t["deviation"] = broker_facts.known_deviation(run["broker"], run.data)
     t["parts"] = parts.of(run)  # a table per part of a composite
     if influx_problem:
         t["missing"].insert(0, influx_problem)
-    out = Path(args.out) / run.run_id
     # A report is never replaced by one with less data (InfluxDB down or its
     # points expired): its figures are not recoverable from the result file.
     old = complete_report(out)
@@ -109,6 +132,7 @@ def report_one(run, influx, influx_problem, args):
     t["influx_url"] = influx.url if influx else None
     t["written_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     out.mkdir(parents=True, exist_ok=True)
+    kept = series.keep_result(run, out)
     made = charts.run_charts(out, run, res, charts.spans(t))
     k = t["capacity"] and charts.knee(out, t["steps"], args.cpu_target)
     if k:
@@ -126,12 +150,14 @@ def report_one(run, influx, influx_problem, args):
         res=res,
         charts=made,
         broker_facts=broker_facts.markdown(facts) if facts else None,
-        run_path=run.path,
+        run_path=kept.name,
         influx_url=influx.url if influx else None,
         now=t["written_at"],
     )
     (out / "report.md").write_text(text)
-    history.record(influx, run, t["mqttbs"])
+    if isinstance(source, series.Recording):
+        source.save(out, run, host_tag)
+        history.record(source, run, t["mqttbs"])
     t["charts"] = made
     (out / "results.json").write_text(json.dumps(t, indent=1, default=str))
     for m in t["missing"]:
@@ -170,7 +196,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="scripts/report.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("run_ids", nargs="*", help="run ids (default: the latest run)")
+    ap.add_argument("run_ids", nargs="*", metavar="RUN", help="run ids, or run folders (default: the latest run)")
     ap.add_argument("--results", action="append", help="directory of result files (default: reports/)")
     ap.add_argument("--out", default=str(ROOT / "reports"))
     ap.add_argument("--cpu-target", type=float, default=75.0, help="capacity search CPU bound, %% (default 75)")
@@ -199,9 +225,12 @@ def main(argv=None):
     if args.merge and not args.run_ids:
         print("error: --merge needs the RUN_ID of a run split over several k6 instances", file=sys.stderr)
         return 2
+    folders = [Path(a) for a in args.run_ids if Path(a).is_dir()]
+    run_ids = [a for a in args.run_ids if not Path(a).is_dir()]
+    dirs += [str(f) for f in folders]
     merged = []
     try:
-        for rid in args.run_ids:
+        for rid in run_ids:
             code = merge(rid, dirs, args.merge)
             if args.merge and code is None:
                 raise MissingData(
@@ -209,16 +238,18 @@ def main(argv=None):
                     "to merge: --merge is for runs split over several k6 instances"
                 )
             merged.append(code)
-        runs = [find(dirs, rid) for rid in (args.run_ids or [None])]
+        runs = [(find([Path(a)]), Path(a)) if Path(a).is_dir() else (find(dirs, a), None) for a in args.run_ids]
+        runs = runs or [(find(dirs), None)]
     except MissingData as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    influx, problem = connect_influx(args.no_influx)
+    # Run folders render from what they saved: InfluxDB is asked only for run ids.
+    influx, problem = connect_influx(args.no_influx or not any(f is None for _, f in runs))
     done = []
     kept = 0
-    for run in runs:
+    for run, folder in runs:
         try:
-            done.append(report_one(run, influx, problem, args))
+            done.append(report_one(run, influx, problem, args, folder))
         except KeptReport as e:
             # Exit 3: what was asked (a new report) was not made, though a good one exists.
             print(f"error: {e}", file=sys.stderr)

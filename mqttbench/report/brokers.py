@@ -27,7 +27,7 @@ from jinja2 import Environment, FileSystemLoader
 
 from mqttbench import ROOT
 
-from . import baseline, charts, rounds
+from . import baseline, charts, rounds, series
 from .compare_tables import (
     RUN_TABLES,
     SEARCH_TABLES,
@@ -57,10 +57,16 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
     built: (res, t) of the run's own report, made just before (report.sh RUN RUN), whose
     missing data already names InfluxDB's."""
     try:
-        run = find(dirs, b["run_id"])
+        run = find([b["folder"]] if b.get("folder") else dirs, b["run_id"])
         source = None
-        if b.get("influx") and influx is not None:
-            source = HostTagged(influx, b["name"], b["host_tag"], b["run_id"]) if b.get("host_tag") else influx
+        if b.get("folder"):  # a run folder (compare --run): InfluxDB's side as it saved it
+            source = series.saved(Path(b["folder"]))
+            b["host_tag"] = source and source.host_tag
+            influx_problem = f"{b['folder']} has no {series.FILE}: host and broker metrics are missing"
+        elif b.get("influx"):
+            source = influx
+        if source is not None and b.get("host_tag"):
+            source = HostTagged(source, b["name"], b["host_tag"], b["run_id"])
         t, figures = run_figures(run, source, cpu_target, built)
         figures["connect_rate"] = rounds.connect_rate(run.data)  # judged with --baseline (report/regress.py)
         b["network"] = run.data.get("network")
@@ -71,7 +77,7 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
     if built is None and not b.get("influx"):
         unsent = "InfluxDB: this run's metrics were not sent to InfluxDB (no Telegraf listener answered)"
         missing.insert(0, b.get("no_influx") or unsent)
-    elif built is None and influx is None:
+    elif built is None and source is None:
         missing.insert(0, influx_problem)
     b.update(
         figures=figures,
@@ -81,7 +87,7 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
         parameters=run["parameters"],
         host=run.data.get("host"),
         versions=run.data.get("versions"),
-        report=f"../{run.run_id}/report.md",
+        report=str(Path(b["folder"]).resolve() / "report.md") if b.get("folder") else f"../{run.run_id}/report.md",
         result=str(run.path.relative_to(ROOT)) if run.path.is_relative_to(ROOT) else str(run.path),
     )
     return run

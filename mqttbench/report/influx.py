@@ -39,7 +39,41 @@ def _iso(ms):
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class Influx:
+class Queries:
+    """The figures a report reads, built from five primitives that a source
+    answers (series, counter_rate, interfaces, point_times, broker_host): live
+    from InfluxDB (Influx), or from a run folder's saved answers (series.py)."""
+
+    def host_disk(self, start, end, broker, name="write_bytes"):
+        return self.counter_rate(start, end, ff.host_disk(name, broker, disks_only=True))
+
+    def broker_disk(self, start, end, broker, direction="write"):
+        return self.counter_rate(start, end, ff.broker_disk(direction, broker))
+
+    def host_net(self, start, end, broker, name, interface=None):
+        """A net counter's rate on one interface; interface None: the broker container's (compose)."""
+        pred = ff.container_net(name, broker) if interface is None else ff.host_net(name, broker, interface)
+        return self.counter_rate(start, end, pred)
+
+    def host_cpu(self, start, end, broker):
+        """CPU % (1 - idle), and user+system %, of the broker host."""
+        idle = self.series(start, end, ff.host_cpu("usage_idle", broker))
+        user = dict(self.series(start, end, ff.host_cpu("usage_user", broker)))
+        system = dict(self.series(start, end, ff.host_cpu("usage_system", broker)))
+        us = sorted((t, user[t] + system[t]) for t in user.keys() & system.keys())
+        return [(t, 100.0 - v) for t, v in idle], us
+
+    def host_mem(self, start, end, broker):
+        return (
+            self.series(start, end, ff.host_mem("used_percent", broker)),
+            self.series(start, end, ff.host_mem("used", broker)),
+        )
+
+    def broker_process(self, start, end, broker):
+        return (self.series(start, end, ff.broker_cpu(broker)), self.series(start, end, ff.broker_rss(broker)))
+
+
+class Influx(Queries):
     def __init__(self, url, token, org, bucket):
         if not token:
             raise MissingData(
@@ -116,17 +150,6 @@ class Influx:
             if rec.get_value() is not None
         )
 
-    def host_disk(self, start, end, broker, name="write_bytes"):
-        return self.counter_rate(start, end, ff.host_disk(name, broker, disks_only=True))
-
-    def broker_disk(self, start, end, broker, direction="write"):
-        return self.counter_rate(start, end, ff.broker_disk(direction, broker))
-
-    def host_net(self, start, end, broker, name, interface=None):
-        """A net counter's rate on one interface; interface None: the broker container's (compose)."""
-        pred = ff.container_net(name, broker) if interface is None else ff.host_net(name, broker, interface)
-        return self.counter_rate(start, end, pred)
-
     def interfaces(self, start, end, broker):
         """{interface: packets received} of the net input over the window, busiest first."""
         q = (
@@ -154,23 +177,6 @@ class Influx:
             for table in self.client.query_api().query(q, org=self.org)
             for rec in table.records
         )
-
-    def host_cpu(self, start, end, broker):
-        """CPU % (1 - idle), and user+system %, of the broker host."""
-        idle = self.series(start, end, ff.host_cpu("usage_idle", broker))
-        user = dict(self.series(start, end, ff.host_cpu("usage_user", broker)))
-        system = dict(self.series(start, end, ff.host_cpu("usage_system", broker)))
-        us = sorted((t, user[t] + system[t]) for t in user.keys() & system.keys())
-        return [(t, 100.0 - v) for t, v in idle], us
-
-    def host_mem(self, start, end, broker):
-        return (
-            self.series(start, end, ff.host_mem("used_percent", broker)),
-            self.series(start, end, ff.host_mem("used", broker)),
-        )
-
-    def broker_process(self, start, end, broker):
-        return (self.series(start, end, ff.broker_cpu(broker)), self.series(start, end, ff.broker_rss(broker)))
 
     def broker_host(self, start, end, broker):
         """What node_exporter says of the broker host: kernel, OS, cores, memory."""

@@ -1,0 +1,1 @@
+"""Comparisons: brokers, builds or saved runs side by side (compare.md)."""

@@ -1,0 +1,77 @@
+"""python -m mqttbench compare --run FOLDER --run FOLDER [--out DIR]
+
+Saved runs side by side: each FOLDER is a run's folder (reports/<run_id>,
+here or copied from another machine: its result file and series.json), a
+column each, in one compare.md written to DIR/compare-<time>/ (default
+reports/). Nothing is run and InfluxDB is not asked: each column's host and
+broker figures are those its folder saved.
+
+Any other arguments are those of scripts/compare.sh, which runs the brokers
+(its --help says how)."""
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mqttbench import ROOT
+from mqttbench.report import brokers
+from mqttbench.report.results import MissingData, find
+
+
+def compare_folders(folders, out_root):
+    """Writes the comparison of run folders; returns the compare folder."""
+    manifest = {
+        "compare_id": "compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
+        "runs": True,
+        "brokers": [],
+    }
+    for folder in folders:
+        run = find([folder])
+        manifest["brokers"].append(
+            # influx: its InfluxDB side is read, from the series the folder saved.
+            {
+                "name": run.run_id,
+                "kind": "run",
+                "status": "ran",
+                "run_id": run.run_id,
+                "folder": str(folder),
+                "influx": True,
+            }
+        )
+    out = Path(out_root) / manifest["compare_id"]
+    brokers.write(manifest, [str(f) for f in folders], out)
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--run" not in argv and not any(a.startswith("--run=") for a in argv):
+        script = str(ROOT / "scripts/compare.sh")
+        os.execv(script, [script, *argv])
+    ap = argparse.ArgumentParser(
+        prog="python -m mqttbench compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--run", action="append", required=True, metavar="FOLDER", help="a run's folder (twice or more)")
+    ap.add_argument("--out", default=str(ROOT / "reports"), help="where compare-<time>/ is written")
+    args = ap.parse_args(argv)
+    folders = [Path(f) for f in args.run]
+    for f in folders:
+        if not f.is_dir():
+            print(f"error: --run {f}: not a folder (a run's folder: reports/<run_id>)", file=sys.stderr)
+            return 2
+    if len(folders) < 2:
+        print("error: --run needs two run folders or more to compare", file=sys.stderr)
+        return 2
+    try:
+        out = compare_folders(folders, args.out)
+    except MissingData as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"comparison: {out / 'compare.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
