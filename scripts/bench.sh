@@ -106,7 +106,7 @@ for kv in "${k6_env[@]}"; do [[ "$kv" == RUN_ID=* ]] && run_id="${kv#RUN_ID=}"; 
 if [[ -z "$run_id" ]]; then
   run_id="$scenario-$broker-$(date -u +%Y%m%dT%H%M%S)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 fi
-mkdir -p "$ROOT/reports/raw"
+mkdir -p "$RESULTS/raw"
 env_args=()
 for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
 env_args+=("${k6_args[@]}")
@@ -152,7 +152,7 @@ launch() {
       "$@" "${seg[@]}" "${extra[@]}" &
     else
       # One live view (the first instance's): the others would want its port.
-      log="$ROOT/reports/raw/$run_id.seg-$((i + 1))-of-$instances.log"
+      log="$RESULTS/raw/$run_id.seg-$((i + 1))-of-$instances.log"
       K6_WEB_DASHBOARD=false "$@" "${seg[@]}" "${extra[@]}" >"$log" 2>&1 &
     fi
     pids+=($!)
@@ -189,7 +189,7 @@ dashboard_period() {
 live_view() {
   local port="${K6_WEB_DASHBOARD_PORT:-5665}" holder kv
   [[ "${K6_WEB_DASHBOARD:-true}" == true ]] || return 0
-  mkdir -p "$ROOT/reports/$run_id"
+  mkdir -p "$RESULTS/$run_id"
   # The dashboard exports nothing before its first aggregation period (k6's
   # 10 s): a run given a short DURATION gets a tenth of it, at least 1 s.
   for kv in "${k6_env[@]}"; do
@@ -198,7 +198,7 @@ live_view() {
     export K6_WEB_DASHBOARD_PERIOD
   done
   export K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_HOST=127.0.0.1 K6_WEB_DASHBOARD_PORT="$port" \
-    K6_WEB_DASHBOARD_EXPORT="$ROOT/reports/$run_id/k6-dashboard.html" XK6_DASHBOARD_CONFIG="$ROOT/k6/scenarios/.dashboard.json"
+    K6_WEB_DASHBOARD_EXPORT="$RESULTS/$run_id/k6-dashboard.html" XK6_DASHBOARD_CONFIG="$ROOT/k6/scenarios/.dashboard.json"
   if holder=$(port_holder "$port"); then
     # Still saved: k6 serves nothing (-1) but writes the export.
     K6_WEB_DASHBOARD_PORT=-1
@@ -250,10 +250,10 @@ if [[ "$mode" == native ]]; then
   fi
   capabilities native
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="$url" RESULTS_DIR="$ROOT/reports/raw" BROKER_MQTT BROKER_QOS BROKER_CAPABILITIES
+    MQTT_URL="$url" RESULTS_DIR="$RESULTS/raw" BROKER_MQTT BROKER_QOS BROKER_CAPABILITIES
   launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js"
-  merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$ROOT/reports/raw"; }
+  merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$RESULTS/raw"; }
   impair_stop
 else
   compose_profile "$broker" || exit 1
@@ -298,7 +298,7 @@ fi
 
 # A run whose thresholds failed (k6 exit 99) is still reported.
 # The scenario reserves the file when it starts: only a written result counts.
-if is_result "$ROOT/reports/raw/$run_id.json"; then
+if is_result "$RESULTS/raw/$run_id.json"; then
   sleep 2 # Telegraf's last flush
   "$ROOT/scripts/report.sh" "$run_id"
 else

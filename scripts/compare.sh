@@ -183,7 +183,7 @@ if ((${#impairs[@]})); then
 fi
 [[ -n "$compare_id" ]] || compare_id="$scenario-$(date -u +%Y%m%dT%H%M%S)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 [[ "$compare_id" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || bad "--id: '$compare_id' must be letters, digits, '.', '_' or '-'"
-out="$ROOT/reports/compare-$compare_id"
+out="$RESULTS/compare-$compare_id"
 [[ ! -e "$out" ]] || bad "--id: $out exists already: choose another id (or remove it)"
 runs=()  # "broker profile" pairs of the managed brokers, in order
 for b in "${brokers[@]}"; do
@@ -200,7 +200,7 @@ done
 rounds_check "$search" "${names[@]}"
 for name in "${names[@]}"; do
   for rid in $(round_ids "$name"); do
-    for f in "$ROOT/reports/raw/$rid.json" "$ROOT/reports/capacity-$rid"; do
+    for f in "$RESULTS/raw/$rid.json" "$RESULTS/capacity-$rid"; do
       [[ ! -e "$f" ]] || bad "--id: $f exists already (an earlier comparison with this id): choose another id"
     done
   done
@@ -210,7 +210,7 @@ done
 if ((${#brokers[@]})) && [[ "$mode" == auto ]]; then mode="$(stack_mode "${brokers[@]}")"; fi
 [[ "$mode" != auto ]] || mode=native
 
-mkdir -p "$out/logs" "$ROOT/reports/raw"
+mkdir -p "$out/logs" "$RESULTS/raw"
 env_args=()
 for kv in "${k6_env[@]}"; do env_args+=(-e "$kv"); done
 entries=()  # one JSON object per broker, in order (jq -c)

@@ -36,7 +36,7 @@ why() {
   printf 'exit code %s: %s' "$2" "${line:-no message (see the log)}"
 }
 
-result_ok() { is_result "$ROOT/reports/raw/$1.json"; }
+result_ok() { is_result "$RESULTS/raw/$1.json"; }
 native_up() { "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; }
 # A native stack that was down when the comparison began is the comparison's
 # own (bench.sh starts it): it may switch that stack from one broker to the
@@ -47,10 +47,10 @@ OWN_STACK=false
 if [[ "$mode" == native ]] && { ! native_up || [[ -f "$STATE/compared" ]]; }; then OWN_STACK=true; fi
 
 # native_ready B LOG: the native stack can run broker B (starting it is
-# bench.sh's or capacity.sh's job). When the stack runs another broker,
-# stack.sh up --broker B says whether B has a native build at all (it checks
-# that before anything else, and starts nothing); the comparison's own stack
-# is then stopped for B's, a user's is not this script's to stop.
+# bench.sh's or capacity.sh's job). When the stack runs another broker, the
+# comparison's own stack is stopped for B's; a user's is not this script's
+# to stop, and B is marked: why, in LOG, is stack.sh's own check of B (no
+# native build), else the broker in the way.
 native_ready() {
   local b="$1" logf="$2" running
   native_up || return 0
@@ -60,9 +60,7 @@ native_ready() {
     log "the native stack this comparison started runs $running: stopping it for $b's (its data kept)"
     "$ROOT/scripts/stack.sh" down >>"$logf" 2>&1 && return 0
   fi
-  if ! "$ROOT/scripts/stack.sh" up --broker "$b" >>"$logf" 2>&1 && ! grep -q 'already running' "$logf"; then
-    return 1
-  fi
+  python3 -P -m mqttbench.brokers.native check "$b" >>"$logf" 2>&1 || return 1
   echo "error: the native stack runs broker '$running': scripts/stack.sh down first, then compare again" >>"$logf"
   return 1
 }
@@ -103,7 +101,7 @@ run_report() {
 
 # search_outcome NAME LOG RC: status and reason of a capacity search (its capacity.json).
 search_outcome() {
-  local name="$1" logf="$2" rc="$3" cap="$ROOT/reports/capacity-$compare_id-$1/capacity.json"
+  local name="$1" logf="$2" rc="$3" cap="$RESULTS/capacity-$compare_id-$1/capacity.json"
   STATUS="no result" SHORT="" REASON=""
   if [[ -f "$cap" ]] && jq -e '.recommended != null' "$cap" >/dev/null 2>&1 && ((rc == 0)); then
     STATUS=ran
@@ -219,7 +217,7 @@ run_target() {
   (
     ulimit -n "$(ulimit -Hn)"
     export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$name" BROKER_VERSION="$version" MQTT_URL="$url" \
-      RESULTS_DIR="$ROOT/reports/raw"
+      RESULTS_DIR="$RESULTS/raw"
     exec "$(k6_bin)" run --address "" "${out_args[@]}" "${env_args[@]}" "$ROOT/k6/scenarios/$scenario.js"
   ) 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
   unwatch

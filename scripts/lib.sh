@@ -29,6 +29,13 @@ CACHE="${MQTTBENCH_CACHE:-$HOME/.cache/mqtt-bench}"
 # Runtime state of the native stack (data, pids, logs, generated token).
 STATE="${MQTTBENCH_STATE:-$ROOT/.state}"
 export CACHE STATE
+# Where runs are written (raw/ the result files, <run_id>/ a run's folder):
+# MQTTBENCH_RESULTS, else this checkout's reports/. The package
+# (mqttbench.RESULTS), the scenarios (k6/lib/params.js) and compose's k6
+# service read the same variable; exported only when the user set it, so a
+# script of another checkout keeps its own default.
+RESULTS="$(realpath -m "${MQTTBENCH_RESULTS:-$ROOT/reports}")"
+[[ -z "${MQTTBENCH_RESULTS:-}" ]] || export MQTTBENCH_RESULTS="$RESULTS"
 # The orchestration's Python package (mqttbench/), importable from anywhere:
 # python3 -P -m mqttbench.brokers.facts, the venv's python -P -m
 # mqttbench.report. -P: this checkout's package, never one of the caller's

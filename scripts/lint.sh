@@ -41,6 +41,8 @@ lint_python() {
   local ruff="$CACHE/venv/current/bin/ruff"
   [[ -x "$ruff" ]] || die "$ruff is missing: run scripts/setup.sh python"
   "$ruff" --version
+  # Its cache beside the other builds, not in the checkout.
+  export RUFF_CACHE_DIR="$CACHE/ruff"
   local rc=0
   "$ruff" check || rc=1
   "$ruff" format --check || rc=1

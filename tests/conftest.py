@@ -1,6 +1,7 @@
 """Fixtures that run the real native stack (influxd, Telegraf, node_exporter,
 Mosquitto) and the real k6 build, on test ports, in a throw-away state dir."""
 
+import atexit
 import contextlib
 import json
 import os
@@ -9,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import ports
 
 # Plugins of their own modules: the lanes and workers of a parallel run, the
 # other native brokers' stacks, the Docker engine of the compose tests.
-pytest_plugins = ["lanes", "native_stacks", "docker_engine"]
+pytest_plugins = ["lanes", "native_stacks", "docker_engine", "clean_checkout"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The orchestration's package (mqttbench/) is tested too: pytest loads this
@@ -27,6 +29,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # (python -m mqttbench.report, the scripts) import it from the same checkout.
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+# The tests write nothing into the checkout: every run, report and
+# comparison of theirs goes to a results folder of the session's
+# (MQTTBENCH_RESULTS, which the scripts, the package and the scenarios
+# honour), removed at the end by the process that made it; set
+# MQTTBENCH_RESULTS=DIR to keep them. pytest-xdist's workers inherit it.
+if not os.environ.get("MQTTBENCH_RESULTS"):
+    os.environ["MQTTBENCH_RESULTS"] = tempfile.mkdtemp(prefix="mqttbench-results-")
+    atexit.register(shutil.rmtree, os.environ["MQTTBENCH_RESULTS"], ignore_errors=True)
+RESULTS = Path(os.environ["MQTTBENCH_RESULTS"]).resolve()
 
 # Test ports differ from the defaults, so a user's running stack is untouched.
 # MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their

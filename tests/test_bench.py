@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, loopback_port
+from conftest import RESULTS, ROOT, loopback_port
 
 
 def bench(stack, *args):
@@ -39,15 +39,15 @@ def test_bench_runs_a_scenario_and_writes_the_report(stack, tmp_path):
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        report = ROOT / f"reports/{run_id}/report.md"
+        report = RESULTS / f"{run_id}/report.md"
         assert report.exists() and "Workload TPS (In + Out)" in report.read_text()
-        assert json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())["run_id"] == run_id
+        assert json.loads((RESULTS / f"raw/{run_id}.json").read_text())["run_id"] == run_id
         assert "mqtt_publishes" in json.loads(summary.read_text())["metrics"]
         point = next(json.loads(line) for line in points.open() if '"Point"' in line)
         assert point["data"]["tags"]["site"] == "lab"
     finally:
-        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 def test_bench_records_the_version_the_running_broker_reports(stack, tmp_path):
@@ -68,11 +68,11 @@ def test_bench_records_the_version_the_running_broker_reports(stack, tmp_path):
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        assert json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())["versions"]["broker"] == said
-        assert f"broker mosquitto {said};" in (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert json.loads((RESULTS / f"raw/{run_id}.json").read_text())["versions"]["broker"] == said
+        assert f"broker mosquitto {said};" in (RESULTS / f"{run_id}/report.md").read_text()
     finally:
-        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 def test_bench_runs_a_tls_scenario_on_the_brokers_tls_listener(stack):
@@ -95,7 +95,7 @@ def test_bench_runs_a_tls_scenario_on_the_brokers_tls_listener(stack):
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        result = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        result = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         assert result["parameters"]["url"].startswith("mqtts://127.0.0.1:"), result["parameters"]["url"]
         assert result["latency_ms"]["tls_handshake"]["count"] == 50, result["latency_ms"]["tls_handshake"]
         # Toxiproxy forwards the plain listener: no TLS scenario goes through it.
@@ -103,8 +103,8 @@ def test_bench_runs_a_tls_scenario_on_the_brokers_tls_listener(stack):
         assert r.returncode != 0 and "--impair" in r.stderr and "TLS" in r.stderr, r.stderr
         assert "Toxiproxy" not in r.stdout + r.stderr.split("error:")[0], r.stderr
     finally:
-        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 def test_bench_rejects_bad_input_before_any_load(stack):
@@ -118,7 +118,7 @@ def test_bench_rejects_bad_input_before_any_load(stack):
         timeout=600,
     )
     assert r.returncode != 0 and 'QOS="3" is invalid' in r.stderr.replace('\\"', '"')
-    assert not (ROOT / "reports/raw/bench-bad-qos.json").exists()
+    assert not (RESULTS / "raw/bench-bad-qos.json").exists()
 
 
 @pytest.mark.slow
@@ -181,7 +181,7 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
 def test_bench_splits_a_run_over_instances_merges_and_reports_it(stack):
     run_id = f"bench-instances-{time.time_ns()}"
     r = bench(stack, "--native", "--instances", "2", "-e", "DURATION=3s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
-    raw = ROOT / "reports/raw"
+    raw = RESULTS / "raw"
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         assert sorted(p.name for p in raw.glob(f"{run_id}.seg-*")) == [
@@ -194,12 +194,12 @@ def test_bench_splits_a_run_over_instances_merges_and_reports_it(stack):
         # Each from its own loopback source address.
         addrs = {json.loads(p.read_text())["parameters"]["local_address"] for p in raw.glob(f"{run_id}.seg-*.json")}
         assert addrs == {"127.0.0.2", "127.0.0.3"}
-        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        report = (RESULTS / f"{run_id}/report.md").read_text()
         assert "**Load generators:** 2 k6 instances" in report, report[-2000:]
     finally:
         for p in raw.glob(f"{run_id}*"):
             p.unlink()
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 def test_bench_refuses_instances_that_are_not_a_count(stack):

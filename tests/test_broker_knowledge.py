@@ -14,7 +14,7 @@ import tomllib
 import pytest
 import yaml
 
-from conftest import ROOT, Stack, bind, lib_value, loopback_port, project_mosquitto
+from conftest import RESULTS, ROOT, Stack, bind, lib_value, loopback_port, project_mosquitto
 
 COPY = "mosquitto2"
 # Ports of their own: the session's stack (conftest) may hold TEST_PORTS.
@@ -137,9 +137,9 @@ def test_a_new_broker_folder_runs_natively_compares_and_fills_the_broker_variabl
             "-e", f"RUN_ID={run_id}", env=stack.env, timeout=600,
         )  # fmt: skip
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        result = json.loads((tree / f"reports/raw/{run_id}.json").read_text())
+        result = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         assert result["broker"] == COPY and result["versions"]["broker"], result["versions"]
-        assert (tree / f"reports/{run_id}/report.md").exists()
+        assert (RESULTS / f"{run_id}/report.md").exists()
         board = json.loads((tree / "grafana/dashboards/broker-internals.json").read_text())
         (var,) = [v for v in board["templating"]["list"] if v["name"] == "broker"]
         rows = stack.flux(bind(var["query"], start, run_id, "p2p", COPY))
@@ -161,7 +161,7 @@ def test_a_new_broker_folder_runs_natively_compares_and_fills_the_broker_variabl
             "-e", "SCALE=0.01", env=stack.env, timeout=600,
         )  # fmt: skip
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        (entry,) = json.loads((tree / f"reports/compare-{compare_id}/results.json").read_text())["brokers"]
+        (entry,) = json.loads((RESULTS / f"compare-{compare_id}/results.json").read_text())["brokers"]
         assert entry["name"] == COPY and entry["status"] == "ran", entry
     finally:
         script(tree, "stack.sh", "down", env=stack.env)

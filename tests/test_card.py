@@ -6,6 +6,7 @@ the compose commands are run for real by tests/test_compose_e2e.py."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 import urllib.request
@@ -65,9 +66,15 @@ def dashboard_config(url):
     return None
 
 
-def test_k6_run_fanin_from_the_scenarios_folder_opens_the_live_view(stack):
-    # No RESULTS_DIR and no path: the defaults a user gets, and the card's
-    # own variables (the dashboard's port moved off the user's).
+def test_k6_run_fanin_from_the_scenarios_folder_opens_the_live_view(stack, tmp_path):
+    # No RESULTS_DIR, no MQTTBENCH_RESULTS and no path: the defaults a user
+    # gets, and the card's own variables (the dashboard's port moved off the
+    # user's). In a copy of k6/, so that the project's reports/raw the result
+    # goes to is the copy's, not the checkout's.
+    tree = tmp_path / "clone"
+    for part in ("k6/scenarios", "k6/lib"):
+        shutil.copytree(ROOT / part, tree / part)
+    (tree / "reports/raw").mkdir(parents=True)
     run_id = f"card-fanin-{time.time_ns()}"
     port = loopback_port(11985)
     env = dict(
@@ -79,11 +86,12 @@ def test_k6_run_fanin_from_the_scenarios_folder_opens_the_live_view(stack):
         K6_WEB_DASHBOARD_PORT=str(port),
     )
     env.pop("RESULTS_DIR", None)
-    result = ROOT / f"reports/raw/{run_id}.json"
+    env.pop("MQTTBENCH_RESULTS", None)
+    result = tree / f"reports/raw/{run_id}.json"
     args = ["k6", "run", "--address", "", "-e", "SCALE=0.01", "-e", "DURATION=10s", "-e", f"RUN_ID={run_id}"]
     k6 = subprocess.Popen(
         [*args, "fanin.js"],
-        cwd=ROOT / "k6/scenarios",
+        cwd=tree / "k6/scenarios",
         env=env,
         text=True,
         stdout=subprocess.PIPE,
@@ -104,7 +112,7 @@ def test_k6_run_fanin_from_the_scenarios_folder_opens_the_live_view(stack):
         out, _ = k6.communicate(timeout=300)
         assert k6.returncode == 0, out[-3000:]
         assert json.loads(result.read_text())["run_id"] == run_id
-        assert not (ROOT / "k6/scenarios/reports").exists(), "the result went below the working directory"
+        assert not (tree / "k6/scenarios/reports").exists(), "the result went below the working directory"
     finally:
         if k6.poll() is None:
             k6.kill()

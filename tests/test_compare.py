@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from conftest import ROOT, lib_value, loopback_port, wait_until
+from conftest import RESULTS, ROOT, lib_value, loopback_port, wait_until
 
 COMPARE = ROOT / "scripts/compare.sh"
-REPORTS = ROOT / "reports"
+REPORTS = RESULTS
 
 
 def compare(*args, env=None, timeout=900):

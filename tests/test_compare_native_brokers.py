@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, Stack
+from conftest import RESULTS, ROOT, Stack
 from mqttbench.brokers import facts as broker_facts
 from native_stacks import COMPARISON_SLOT, slot_env
 from test_compare import cleanup, table
@@ -35,7 +35,7 @@ def test_compare_native_runs_every_native_broker_in_its_own_column(tmp_path):
             [str(ROOT / "scripts/compare.sh"), *args], env=s.env, text=True, capture_output=True, timeout=1200
         )
         assert r.returncode == 0, r.stderr[-4000:]
-        out = ROOT / "reports" / f"compare-{compare_id}"
+        out = RESULTS / f"compare-{compare_id}"
         md = (out / "compare.md").read_text()
         header = table(md, "Delivery")[0][1:]
         assert header == NATIVE, header  # a column each, none marked
@@ -51,7 +51,7 @@ def test_compare_native_runs_every_native_broker_in_its_own_column(tmp_path):
             env=s.env, text=True, capture_output=True, timeout=600,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr[-4000:]
-        results = json.loads((ROOT / "reports" / f"compare-{again}" / "results.json").read_text())
+        results = json.loads((RESULTS / f"compare-{again}" / "results.json").read_text())
         assert [b["status"] for b in results["brokers"]] == ["ran"], results["brokers"]
     finally:
         s.run("down", check=False)

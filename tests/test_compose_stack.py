@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, ROOT, loopback_port
+from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, RESULTS, ROOT, loopback_port
 from test_impair import cleanup
 from test_loopback_only import LOOPBACK, descendants, listening
 
@@ -98,7 +98,7 @@ def fanin(stack, **kw):
     m = re.search(r"mqtt-bench fanin on (\S+): \w+ +\(run (\S+)\)", r.stdout)
     assert m, (r.stdout + r.stderr)[-3000:]
     stack.runs.append(m.group(2))
-    result = json.loads((ROOT / f"reports/raw/{m.group(2)}.json").read_text())
+    result = json.loads((RESULTS / f"raw/{m.group(2)}.json").read_text())
     return m.group(1), result
 
 

@@ -18,6 +18,7 @@ import requests
 import grafana_frames as gf
 from conftest import (
     BEHAVIOUR_P99_MS,
+    RESULTS,
     bind,
     broker_panel_queries,
     lib_value,
@@ -137,12 +138,12 @@ def test_bench_reports_the_version_of_the_build_it_ran(hivemq):
     r = subprocess.run([str(ROOT / "scripts/bench.sh"), *args], env=env, text=True, capture_output=True, timeout=600)
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        result = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        result = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         assert result["counts"]["mqtt_lost"] == 0, result["counts"]
-        assert "**Software:** broker hivemq 2025.5;" in (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "**Software:** broker hivemq 2025.5;" in (RESULTS / f"{run_id}/report.md").read_text()
     finally:
-        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 @pytest.mark.stops_stack

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
+from conftest import BEHAVIOUR_P99_MS, RESULTS, ROOT, loopback_port, wait_until
 
 # wan adds 40 ms +/- 5 ms each way (toxiproxy/profiles.toml; Toxiproxy's
 # latency toxic draws the jitter evenly on both sides): a median of 80 ms
@@ -42,8 +42,8 @@ def bench(stack, *args, **env):
 
 
 def cleanup(run_id):
-    (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-    shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+    (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+    shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(s
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        res = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         net = res["network"]
         assert net["profile"] == "wan" and net["proxy"]["upstream"] == f"127.0.0.1:{stack.env['MQTT_PORT']}"
         assert res["parameters"]["url"] == f"mqtt://127.0.0.1:{PORTS['TOXIPROXY_MQTT_PORT']}"
@@ -108,7 +108,7 @@ def test_bench_impaired_wan_measures_the_added_latency_and_records_the_profile(s
         # of the diagnosis, recorded as the run's p99_ms.
         bound = int(BEHAVIOUR_P99_MS) + 90
         assert f"mqtt_latency_p99 value<{bound}" in res["thresholds"] and res["parameters"]["p99_ms"] == bound
-        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        report = (RESULTS / f"{run_id}/report.md").read_text()
         assert "Network impaired: profile `wan`" in report
         assert "| added by network profile `wan` | 80 |" in report
         assert "latency 40 ms ± 5 ms, generator → broker" in report
@@ -138,7 +138,7 @@ def test_a_custom_profile_of_100_ms_each_way_shows_in_the_pub_to_sub_latency(sta
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        res = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         assert res["network"]["profile"] == "far" and res["network"]["file"] == str(f)
         lat = res["latency_ms"]["pub_to_sub"]
         assert lat["min"] >= 200 and lat["p50"] >= 200, lat
@@ -214,9 +214,9 @@ def test_compare_runs_one_broker_under_several_profiles_in_one_report(stack):
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        md = (ROOT / f"reports/compare-{cid}/compare.md").read_text()
-        clean = json.loads((ROOT / f"reports/raw/{cid}-mosquitto-none.json").read_text())
-        wan = json.loads((ROOT / f"reports/raw/{cid}-mosquitto-wan.json").read_text())
+        md = (RESULTS / f"compare-{cid}/compare.md").read_text()
+        clean = json.loads((RESULTS / f"raw/{cid}-mosquitto-none.json").read_text())
+        wan = json.loads((RESULTS / f"raw/{cid}-mosquitto-wan.json").read_text())
         assert "network" not in clean and wan["network"]["profile"] == "wan"
         assert wan["latency_ms"]["pub_to_sub"]["p50"] >= WAN_P50_MS > clean["latency_ms"]["pub_to_sub"]["p50"]
         assert "mosquitto-none" in md and "mosquitto-wan" in md, md[:2000]
@@ -245,7 +245,7 @@ def test_compare_refuses_a_bad_profile_before_anything_starts():
         timeout=60,
     )
     assert r.returncode == 2 and "--impair wann: no profile 'wann'" in r.stderr, r.stderr
-    assert not (ROOT / "reports/compare-impair-bad").exists()
+    assert not (RESULTS / "compare-impair-bad").exists()
 
 
 def test_a_timed_reset_event_cuts_the_connections_at_its_time_and_is_recorded(stack, tmp_path):
@@ -257,7 +257,7 @@ def test_a_timed_reset_event_cuts_the_connections_at_its_time_and_is_recorded(st
     run_id = f"impair-event-{time.time_ns()}"
     r = bench(stack, "--impair", str(f), "-e", "DURATION=15s", "-e", "SCALE=0.1", "-e", f"RUN_ID={run_id}")
     try:
-        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        res = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         [event] = res["network"]["events"]
         assert event["at_s"] == 6 and event["for_s"] == 2 and {t["type"] for t in event["toxics"]} == {"reset_peer"}
         # The connections were reset and came back; the outage is in the result.
@@ -265,7 +265,7 @@ def test_a_timed_reset_event_cuts_the_connections_at_its_time_and_is_recorded(st
         started = calendar.timegm(time.strptime(res["started_at"][:19], "%Y-%m-%dT%H:%M:%S"))
         assert 4 <= res["outages"][0]["start_ms"] / 1000 - started <= 12, (res["outages"], res["started_at"])
         assert "impairment event at 6 s: reset_peer for 2 s" in r.stderr
-        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        report = (RESULTS / f"{run_id}/report.md").read_text()
         assert "At 6 s after the proxy was set (just before k6 started): reset_peer both ways for 2 s." in report
         assert not listening(PORTS["TOXIPROXY_PORT"])
     finally:
@@ -297,11 +297,11 @@ def test_a_run_split_over_instances_goes_through_one_proxy_and_the_merge_keeps_t
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        merged = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        merged = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         assert merged["merge"]["instances_expected"] == 2
         assert merged["network"]["profile"] == "wan" and merged["latency_ms"]["pub_to_sub"]["p50"] >= WAN_P50_MS
-        assert "Network impaired: profile `wan`" in (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "Network impaired: profile `wan`" in (RESULTS / f"{run_id}/report.md").read_text()
     finally:
         cleanup(run_id)
-        for f in (ROOT / "reports/raw").glob(f"{run_id}.seg-*"):
+        for f in (RESULTS / "raw").glob(f"{run_id}.seg-*"):
             f.unlink()

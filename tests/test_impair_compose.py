@@ -10,7 +10,7 @@ import subprocess
 import time
 import urllib.request
 
-from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, ROOT, loopback_port
+from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, RESULTS, ROOT, loopback_port
 from test_impair import WAN_P50_MS, cleanup
 
 ENV = {
@@ -58,12 +58,12 @@ def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine
             timeout=900,
         )
         assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
-        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        res = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         net = res["network"]
         assert net["profile"] == "wan" and net["proxy"]["upstream"] == f"broker:{ENV['MQTT_PORT']}"
         assert res["parameters"]["url"] == f"mqtt://toxiproxy:{ENV['TOXIPROXY_MQTT_PORT']}"
         assert res["latency_ms"]["pub_to_sub"]["p50"] >= WAN_P50_MS
-        assert "Network impaired: profile `wan`" in (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "Network impaired: profile `wan`" in (RESULTS / f"{run_id}/report.md").read_text()
         # The service stays up, its proxy is gone: no impairment left.
         with urllib.request.urlopen(f"http://127.0.0.1:{ENV['TOXIPROXY_PORT']}/proxies", timeout=5) as p:
             assert json.loads(p.read()) == {}

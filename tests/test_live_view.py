@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from conftest import ROOT, loopback_port, wait_until
+from conftest import RESULTS, ROOT, loopback_port, wait_until
 
 sys.path.insert(0, str(ROOT / "tests/compose"))
 from check_dashboards import Chromium  # noqa: E402 (after the path)
@@ -79,14 +79,14 @@ def test_bench_opens_the_live_view_and_saves_it_with_the_report(stack, tmp_path)
         out = out_file.read_text()
         assert bench.returncode == 0, out[-3000:]
         assert f"live view: {url.rstrip('/')}" in out, out[-3000:]
-        saved = ROOT / f"reports/{run_id}/k6-dashboard.html"
+        saved = RESULTS / f"{run_id}/k6-dashboard.html"
         assert saved.is_file() and saved.stat().st_size > 100_000, saved
         # The export carries the run's events (gzip, base64, in a script
         # element), the project's tab among them.
         data = re.search(r'<script id="data"[^>]*>\s*([^<]+?)\s*</script>', saved.read_text()).group(1)
         events = gzip.decompress(base64.b64decode(data)).decode()
         assert "MQTT message rate" in events and '"mqtt_publishes"' in events, events[:1000]
-        md = (ROOT / f"reports/{run_id}/report.md").read_text()
+        md = (RESULTS / f"{run_id}/report.md").read_text()
         assert "[k6-dashboard.html](k6-dashboard.html)" in md, md[:1500]
     finally:
         if browser:
@@ -94,8 +94,8 @@ def test_bench_opens_the_live_view_and_saves_it_with_the_report(stack, tmp_path)
         if bench.poll() is None:
             bench.kill()
             bench.wait()
-        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 def test_a_short_runs_live_view_is_saved_with_its_report(stack):
@@ -111,9 +111,9 @@ def test_a_short_runs_live_view_is_saved_with_its_report(stack):
             [str(ROOT / "scripts/bench.sh"), *args], env=env, text=True, capture_output=True, timeout=300
         )
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        saved = ROOT / f"reports/{run_id}/k6-dashboard.html"
+        saved = RESULTS / f"{run_id}/k6-dashboard.html"
         assert saved.is_file() and saved.stat().st_size > 100_000, r.stderr[-3000:]
-        assert "[k6-dashboard.html](k6-dashboard.html)" in (ROOT / f"reports/{run_id}/report.md").read_text()
+        assert "[k6-dashboard.html](k6-dashboard.html)" in (RESULTS / f"{run_id}/report.md").read_text()
     finally:
-        (ROOT / f"reports/raw/{run_id}.json").unlink(missing_ok=True)
-        shutil.rmtree(ROOT / f"reports/{run_id}", ignore_errors=True)
+        (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from broker_restart import k6_through_a_restart
-from conftest import ROOT, loopback_port, run_k6
+from conftest import RESULTS, ROOT, loopback_port, run_k6
 from test_impair import PORTS, bench, cleanup
 
 STORM = ROOT / "k6/scenarios/storm-1K-1K-1K-10s.js"
@@ -22,7 +22,7 @@ def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_i
     r = bench(stack, "--scenario", "storm-1K-1K-1K-10s", "--impair", "lan", "-e", f"RUN_ID={run_id}")
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        res = json.loads((ROOT / f"reports/raw/{run_id}.json").read_text())
+        res = json.loads((RESULTS / f"raw/{run_id}.json").read_text())
         c, m = res["counts"], res["metrics"]
         assert res["parameters"]["clean_session"] is False and res["parameters"]["qos"] == 1
         # Every one of the 2,000 connections went down at once and came back.
@@ -41,11 +41,11 @@ def test_a_storm_of_2000_persistent_sessions_at_qos1_loses_nothing_and_reports_i
         # Persistent sessions at QoS 1: nothing lost; due while cut: not sent.
         assert c["mqtt_lost"] == 0 and res["thresholds"]["mqtt_lost count==0"] is True
         assert c["mqtt_publish_failures"] > 0
-        report = (ROOT / f"reports/{run_id}/report.md").read_text()
+        report = (RESULTS / f"{run_id}/report.md").read_text()
         assert "Reconnect storm (`storm-1K-1K-1K-10s`)" in report and "(2,000 went down)" in report
-        assert (ROOT / f"reports/{run_id}/connections.png").is_file()
+        assert (RESULTS / f"{run_id}/connections.png").is_file()
         # The broker's peak accept rate: some second took many of them back.
-        [o] = json.loads((ROOT / f"reports/{run_id}/results.json").read_text())["outages"]
+        [o] = json.loads((RESULTS / f"{run_id}/results.json").read_text())["outages"]
         assert 0 < o["peak_back_per_s"] <= 2000, o
         assert f"| 2000 | {o['peak_back_per_s']} |" in report, report
         assert not any(socket.socket().connect_ex(("127.0.0.1", int(p))) == 0 for p in PORTS.values()), (

@@ -6,11 +6,12 @@ import mqtt from 'k6/x/mqtt';
 import * as env from './env.js';
 import { addedMs } from './network.js';
 
-// The project's reports/raw, wherever k6 is started (`k6 run fanin.js` in
-// k6/scenarios), so that scripts/report.sh finds the result: resolved from
-// this file, not from the working directory.
-const RESULTS_DIR = decodeURIComponent(import.meta.resolve('../../reports/raw').replace(/^file:\/\//, ''))
-  .replace(/^\/([A-Za-z]:)/, '$1');
+// $MQTTBENCH_RESULTS/raw, else the project's reports/raw, wherever k6 is
+// started (`k6 run fanin.js` in k6/scenarios), so that scripts/report.sh
+// finds the result: resolved from this file, not from the working directory.
+const RESULTS_DIR = __ENV.MQTTBENCH_RESULTS ? `${__ENV.MQTTBENCH_RESULTS}/raw`
+  : decodeURIComponent(import.meta.resolve('../../reports/raw').replace(/^file:\/\//, ''))
+    .replace(/^\/([A-Za-z]:)/, '$1');
 
 const bool = (name, def) => env.choice(name, def, ['true', 'false']) === 'true';
 

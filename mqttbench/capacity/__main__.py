@@ -36,7 +36,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mqttbench import ROOT
+from mqttbench import RESULTS, ROOT
 from mqttbench.report.influx import Influx
 from mqttbench.report.results import MissingData
 
@@ -85,8 +85,8 @@ def parse(argv):
         action="store_true",
         help="judge latency, loss, connections and the rate only: the broker's CPU is not a bound",
     )
-    ap.add_argument("--results", default=str(ROOT / "reports/raw"), help="where trials write their results")
-    ap.add_argument("--out", default=str(ROOT / "reports"))
+    ap.add_argument("--results", default=str(RESULTS / "raw"), help="where trials write their results")
+    ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("-e", "--env", action="append", default=[], metavar="NAME=VALUE", help="scenario parameter")
     a = ap.parse_args(argv)
     seconds(a.trial)

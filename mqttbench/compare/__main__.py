@@ -15,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mqttbench import ROOT
+from mqttbench import RESULTS, ROOT
 from mqttbench.report import brokers
 from mqttbench.report.results import MissingData, find
 
@@ -54,7 +54,7 @@ def main(argv=None):
         prog="python -m mqttbench compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--run", action="append", required=True, metavar="FOLDER", help="a run's folder (twice or more)")
-    ap.add_argument("--out", default=str(ROOT / "reports"), help="where compare-<time>/ is written")
+    ap.add_argument("--out", default=str(RESULTS), help="where compare-<time>/ is written")
     args = ap.parse_args(argv)
     folders = [Path(f) for f in args.run]
     for f in folders:

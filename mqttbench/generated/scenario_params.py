@@ -56,7 +56,7 @@ WHAT = {
     "PAYLOADS": "the payload sweep's sizes (`payload-1K-1K-20K`)",
     "MAX_INSTANCES": "the most instances a segmented test can have ([distributed.md](distributed.md)); each is an "
     "idle VU of about 270 KB in every process ([benchmarks-instances.md](benchmarks-instances.md))",
-    "RESULTS_DIR": ("where the result file is written", "the project's `reports/raw`"),
+    "RESULTS_DIR": ("where the result file is written", "`$MQTTBENCH_RESULTS/raw`, else the project's `reports/raw`"),
     "LOCAL_ADDRESS": "source addresses of the connections: `127.0.0.2`, a list or a range `127.0.0.2-127.0.0.9`",
     "RUN_ID": ("the run's name: its result file and tags", "`<scenario>-<broker>-<time>-<random>`, unique per process"),
     "SEARCH_ID": "the capacity search this run is a trial of (`scripts/capacity.sh`): a tag on every sample",

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
 
-from mqttbench import ROOT
+from mqttbench import RESULTS
 from mqttbench.brokers import facts as broker_facts
 
 from . import brokers, charts, diagnosis, history, network, parts, series, tables
@@ -198,7 +198,7 @@ def main(argv=None):
     )
     ap.add_argument("run_ids", nargs="*", metavar="RUN", help="run ids, or run folders (default: the latest run)")
     ap.add_argument("--results", action="append", help="directory of result files (default: reports/)")
-    ap.add_argument("--out", default=str(ROOT / "reports"))
+    ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--cpu-target", type=float, default=75.0, help="capacity search CPU bound, %% (default 75)")
     ap.add_argument("--no-influx", action="store_true", help="report from the result files only")
     ap.add_argument(
@@ -219,7 +219,7 @@ def main(argv=None):
         help="every run of BROKER and SCENARIO in the result files: a table and a chart (reports/history-B-S/)",
     )
     args = ap.parse_args(argv)
-    dirs = args.results or [str(ROOT / "reports")]
+    dirs = args.results or [str(RESULTS)]
     if args.history:
         return history.write(dirs, *args.history, args.out)
     if args.merge and not args.run_ids:

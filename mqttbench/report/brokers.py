@@ -25,7 +25,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
 
-from mqttbench import ROOT
+from mqttbench import RESULTS, ROOT
 
 from . import baseline, charts, rounds, series
 from .compare_tables import (
@@ -152,7 +152,7 @@ def main(argv=None):
         print(f"error: {mpath} is not a comparison manifest ({e.__class__.__name__}: {e})", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else mpath.parent
-    return write(manifest, args.results or [str(ROOT / "reports")], out)
+    return write(manifest, args.results or [str(RESULTS)], out)
 
 
 def write(manifest, dirs, out, built=None):

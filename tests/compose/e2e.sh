@@ -25,6 +25,8 @@
 set -euo pipefail
 # shellcheck source=../../scripts/lib.sh
 . "$(dirname "$0")/../../scripts/lib.sh"
+# The copy is a fresh user's: its runs go to its own reports/, whatever the tests' results folder.
+unset MQTTBENCH_RESULTS
 
 broker=mosquitto stand_ins=false keep=false accept_eula=false conformance=false
 while (($#)); do
