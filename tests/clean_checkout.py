@@ -42,7 +42,8 @@ def pytest_sessionfinish(session, exitstatus):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         shown = "\n  ".join(new[:20]) + ("\n  ..." if len(new) > 20 else "")
         reporter.write_line(
-            f"error: the tests wrote into the checkout ({len(new)} paths; or they were edited during the run):\n  {shown}",
+            f"error: the tests wrote into the checkout ({len(new)} paths; or they were edited during the run):"
+            f"\n  {shown}",
             red=True,
         )
         session.exitstatus = 1
