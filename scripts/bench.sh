@@ -19,7 +19,8 @@
 #   or a file of your own: path/to/file.toml), recorded in the result.
 #   BROKER_VERSION=V in the environment: the broker version the result
 #   records (default: what it tells on its broker.toml's version_topic, or
-#   its [native] version, natively; its image under compose).
+#   its [native] version, natively; under compose, what it tells the run
+#   (version_topic, as version_username), else its image).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -234,9 +235,10 @@ if [[ "$mode" == native ]]; then
   influx_curl -fsS -o /dev/null "http://127.0.0.1:$INFLUXDB_PORT/api/v2/buckets" ||
     die "InfluxDB at 127.0.0.1:$INFLUXDB_PORT refuses INFLUX_TOKEN from $secrets: check scripts/stack.sh status"
   # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
-  version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}"
+  version="${BROKER_VERSION:-$(broker_version 127.0.0.1 "$MQTT_PORT")}" source=BROKER_VERSION
+  [[ -n "${BROKER_VERSION:-}" ]] || source="its version_topic (brokers/$broker/broker.toml)"
   # A broker with no version_topic in its broker.toml (HiveMQ, RabbitMQ): what its [native] version reads.
-  [[ -n "$version" ]] || version="$(python3 -P -m mqttbench.brokers.native version "$broker" 2>/dev/null)" || version=""
+  [[ -n "$version" ]] || source="its [native] version command" version="$(python3 -P -m mqttbench.brokers.native version "$broker" 2>/dev/null)" || version=""
   ulimit -n "$(ulimit -Hn)" # scenarios with thousands of connections
   live_view
   log "running $scenario (run $run_id); metrics to InfluxDB through Telegraf"
@@ -250,7 +252,7 @@ if [[ "$mode" == native ]]; then
   fi
   capabilities native
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
-    MQTT_URL="$url" RESULTS_DIR="$RESULTS/raw" BROKER_MQTT BROKER_QOS BROKER_CAPABILITIES
+    BROKER_VERSION_SOURCE="$source" MQTT_URL="$url" RESULTS_DIR="$RESULTS/raw" BROKER_MQTT BROKER_QOS BROKER_CAPABILITIES
   launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
     "$ROOT/k6/scenarios/$scenario.js"
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$RESULTS/raw"; }
@@ -274,11 +276,11 @@ else
   # (an override that moves Telegraf's listener moves it too): a fixed
   # telegraf:8186 reached the user's native Telegraf from a host-network one.
   k6_out=$(compose --profile k6 config --format json | jq -r '.services.k6.environment.K6_OUT')
-  version="$(broker_image "$broker")"
-  version="${BROKER_VERSION:-${version:+image $version}}"
+  # The version: the caller's, else the broker's answer to the run (compose's k6 service), else its image.
+  image="$(broker_image "$broker")"
   log "running $scenario (run $run_id)"
   capabilities
-  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="$version" \
+  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${BROKER_VERSION:-}" -e BROKER_IMAGE="$image" \
     -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" -e BROKER_CAPABILITIES="$BROKER_CAPABILITIES" \
     k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
@@ -301,6 +303,10 @@ fi
 if is_result "$RESULTS/raw/$run_id.json"; then
   sleep 2 # Telegraf's last flush
   "$ROOT/scripts/report.sh" "$run_id"
+elif [[ -f "$RESULTS/raw/$run_id.refused.json" ]]; then
+  # Bad input, refused before any connection (k6/lib/refusal.js): exit 2.
+  printf 'error: %s\n' "$(jq -r '.message' "$RESULTS/raw/$run_id.refused.json")" >&2
+  exit 2
 else
   die "the run wrote no result file (k6 exit code $rc): see the k6 output above"
 fi

@@ -27,13 +27,18 @@ entry() {
   fi
 }
 
-# why LOG RC: the reason a step failed, from its log: its last error line, else its last line.
-why() {
-  local line
-  line=$(tr '\r' '\n' <"$1" | grep -E '^(error|ERRO|Error)|level=error' | tail -n 1 || true)
-  [[ -n "$line" ]] || line=$(tr '\r' '\n' <"$1" | grep -v '^[[:space:]]*$' | tail -n 1 || true)
-  line="${line#error: }"
-  printf 'exit code %s: %s' "$2" "${line:-no message (see the log)}"
+# failed STEP RC [RUN_ID]: why a column's step failed, from what it left as
+# values: its run's refusal (<run id>.refused.json: bad input, a capability
+# the broker lacks, the generator's limit), else the first message its
+# scripts died with ($MQTTBENCH_OUTCOME, lib.sh die), else its exit code.
+failed() {
+  local refusal="$RESULTS/raw/${3:-}.refused.json" said=""
+  if [[ -n "${3:-}" && -f "$refusal" ]]; then
+    said="$(jq -r '.message' "$refusal")"
+  elif [[ -s "$MQTTBENCH_OUTCOME" ]]; then
+    said="$(head -n 1 "$MQTTBENCH_OUTCOME")"
+  fi
+  printf '%s exit code %s: %s' "$1" "$2" "${said:-no message (see its log)}"
 }
 
 result_ok() { is_result "$RESULTS/raw/$1.json"; }
@@ -49,8 +54,8 @@ if [[ "$mode" == native ]] && { ! native_up || [[ -f "$STATE/compared" ]]; }; th
 # native_ready B LOG: the native stack can run broker B (starting it is
 # bench.sh's or capacity.sh's job). When the stack runs another broker, the
 # comparison's own stack is stopped for B's; a user's is not this script's
-# to stop, and B is marked: why, in LOG, is stack.sh's own check of B (no
-# native build), else the broker in the way.
+# to stop, and B is marked: why, in $MQTTBENCH_OUTCOME, is the stack's own
+# check of B (no native build), else the broker in the way.
 native_ready() {
   local b="$1" logf="$2" running
   native_up || return 0
@@ -60,27 +65,26 @@ native_ready() {
     log "the native stack this comparison started runs $running: stopping it for $b's (its data kept)"
     "$ROOT/scripts/stack.sh" down >>"$logf" 2>&1 && return 0
   fi
-  python3 -P -m mqttbench.brokers.native check "$b" >>"$logf" 2>&1 || return 1
-  echo "error: the native stack runs broker '$running': scripts/stack.sh down first, then compare again" >>"$logf"
+  local said
+  said=$(python3 -P -m mqttbench.brokers.native check "$b" 2>&1) || { echo "$said" >>"$MQTTBENCH_OUTCOME"; return 1; }
+  echo "the native stack runs broker '$running': scripts/stack.sh down first, then compare again" >>"$MQTTBENCH_OUTCOME"
   return 1
 }
 
-# not_native B REASON SHORT [LOG]: marks broker B, which did not run natively
+# not_native B REASON SHORT [RUN_ID]: marks broker B, which did not run natively
 # (stack.sh's reason: most often, no native build; or the scenario asked for
-# what the broker lacks, which k6/lib/params.js refused, naming it, in LOG).
+# what the broker lacks, which k6/lib/params.js refused, naming it, in the
+# run's refusal file, <run id>.refused.json).
 not_native() {
-  local short="$3" reason="$2" lacks=""
+  local short="$3" reason="$2" refusal="$RESULTS/raw/${4:-}.refused.json"
   if [[ "$reason" == *"no native build"* ]]; then
     short="no native build; use --compose"
     reason+="; scripts/compare.sh --compose runs it in its container"
   fi
-  # k6's message, up to the end of its first line (k6 quotes it, its newlines as \n).
-  [[ -z "${4-}" ]] || lacks="$(grep -oE '[^ ]+ lacks (MQTT|QoS) [0-9.]+[^"]*' "$4" | tail -n 1 | sed 's/\\n.*//' || true)"
-  if [[ -n "$lacks" ]]; then
+  if [[ -n "${4:-}" && -f "$refusal" ]]; then
     # What it lacks, and where its broker.toml says so ([capabilities], natively [native.capabilities]).
-    short="refused: it lacks $(grep -oE '(MQTT|QoS) [0-9.]+' <<<"$lacks" | head -n 1)"
-    short+=" ($(grep -oE 'brokers/[^ ]+/broker.toml \[[a-z.]+\]' <<<"$lacks" | head -n 1 || true))"
-    reason="$lacks: refused before any connection"
+    short="$(jq -r '"refused: it lacks \(.lacks) (\(.facts))"' "$refusal")"
+    reason="$(jq -r '.message' "$refusal"): refused before any connection"
   fi
   entry "$1" broker native "" "not run" "$short" "$reason" "" false ""
 }
@@ -112,7 +116,7 @@ search_outcome() {
       *) SHORT="no capacity found ($(jq -r '.limit' "$cap"))" ;;
     esac
   else
-    REASON="scripts/capacity.sh $(why "$logf" "$rc")" SHORT="capacity search failed"
+    REASON="$(failed scripts/capacity.sh "$rc")" SHORT="capacity search failed"
   fi
   [[ -n "$REASON" ]] || return 0
   log "$name: $SHORT"
@@ -127,6 +131,8 @@ run_managed() {
   impair_args=()
   [[ "$profile" == - || "$profile" == none ]] || impair_args=(--impair "$profile")
   run_id="$compare_id-$name$rsuffix" logf="$out/logs/$name$rsuffix.log"
+  export MQTTBENCH_OUTCOME="$out/logs/$name$rsuffix.outcome" # what its scripts die with (lib.sh)
+  : >"$MQTTBENCH_OUTCOME"
   entry_broker="" entry_profile=""
   ((${#impairs[@]} == 0)) || entry_broker="$b" entry_profile="$profile"
   : >"$logf"
@@ -134,15 +140,18 @@ run_managed() {
   version="" influx=true
   [[ "$mode" == compose ]] && version="$(pinned_image "$b")"
   if [[ "$mode" == native ]] && ! native_ready "$b" "$logf"; then
-    reason="$(why "$logf" 1)"
-    not_native "$name" "${reason#exit code 1: }" "did not start natively"
+    not_native "$name" "$(head -n 1 "$MQTTBENCH_OUTCOME")" "did not start natively"
     return 0
   fi
   if [[ "$mode" == compose ]]; then
     log "$b: starting its profile and waiting until healthy (the core stays up)"
-    if ! compose --profile "$b" up -d --wait >>"$logf" 2>&1; then
+    # docker compose's own last word on stderr is its reason (it leaves no other).
+    up_rc=0
+    compose --profile "$b" up -d --wait >>"$logf" 2>"$MQTTBENCH_OUTCOME.compose" || up_rc=$?
+    cat "$MQTTBENCH_OUTCOME.compose" >>"$logf"
+    if ((up_rc != 0)); then
       entry "$b" broker compose "" "not run" "did not start under compose" \
-        "docker compose --profile $b up -d --wait $(why "$logf" 1)" "$version" false ""
+        "docker compose --profile $b up -d --wait exit code $up_rc: $(tail -n 1 "$MQTTBENCH_OUTCOME.compose")" "$version" false ""
       compose --profile "$b" stop "$b" "telegraf-$b" >>"$logf" 2>&1 || true
       return 0
     fi
@@ -161,9 +170,9 @@ run_managed() {
       ((rc == 0)) || log "$name: the run's thresholds failed (exit code $rc): its column says which"
       entry "$name" broker "$mode" "" ran "" "" "$version" "$influx" ""
     elif [[ "$mode" == native ]]; then
-      not_native "$name" "scripts/bench.sh $(why "$logf" "$rc")" "the run did not complete" "$logf"
+      not_native "$name" "$(failed scripts/bench.sh "$rc" "$run_id")" "the run did not complete" "$run_id"
     else
-      entry "$name" broker "$mode" "" "not run" "the run did not complete" "scripts/bench.sh $(why "$logf" "$rc")" \
+      entry "$name" broker "$mode" "" "not run" "the run did not complete" "$(failed scripts/bench.sh "$rc" "$run_id")" \
         "$version" false ""
     fi
   fi
@@ -180,6 +189,8 @@ run_target() {
   name="$1"
   entry_broker="" entry_profile=""
   url="${target_url[$name]}" run_id="$compare_id-$name$rsuffix" logf="$out/logs/$name$rsuffix.log"
+  export MQTTBENCH_OUTCOME="$out/logs/$name$rsuffix.outcome" # what its scripts die with (lib.sh)
+  : >"$MQTTBENCH_OUTCOME"
   : >"$logf"
   read -r host port < <(host_port "$url")
   if ! reachable "$host" "$port"; then
@@ -226,7 +237,7 @@ run_target() {
     if $influx; then sleep 2; run_report "$run_id" ${host_tag:+"--host-tag=$host_tag"}; else run_report --no-influx "$run_id"; fi # Telegraf's last flush
     entry "$name" target target "$url" ran "" "" "$version" "$influx" "$host_tag"
   else
-    entry "$name" target target "$url" "not run" "the run did not complete" "k6 $(why "$logf" "$rc")" "$version" false ""
+    entry "$name" target target "$url" "not run" "the run did not complete" "$(failed k6 "$rc" "$run_id")" "$version" false ""
   fi
 }
 

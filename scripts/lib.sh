@@ -45,7 +45,14 @@ export PYTHONPATH
 
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
-die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+# die MESSAGE: the script's end; MESSAGE is also appended to $MQTTBENCH_OUTCOME
+# when a caller set it (scripts/compare.sh's columns: the first line is the
+# innermost script's, the cause), so that no caller reads it out of a log.
+die()  {
+  printf 'error: %s\n' "$*" >&2
+  [[ -z "${MQTTBENCH_OUTCOME:-}" ]] || printf '%s\n' "$*" >>"$MQTTBENCH_OUTCOME"
+  exit 1
+}
 
 # step NAME CMD...: run one setup step, one progress line, and name the step
 # if it fails (its log is kept for the reader).

@@ -68,8 +68,10 @@ def test_bench_records_the_version_the_running_broker_reports(stack, tmp_path):
     )
     try:
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-        assert json.loads((RESULTS / f"raw/{run_id}.json").read_text())["versions"]["broker"] == said
-        assert f"broker mosquitto {said};" in (RESULTS / f"{run_id}/report.md").read_text()
+        versions = json.loads((RESULTS / f"raw/{run_id}.json").read_text())["versions"]
+        source = "its version_topic (brokers/mosquitto/broker.toml)"
+        assert versions["broker"] == said and versions["broker_source"] == source, versions
+        assert f"broker mosquitto {said} ({source});" in (RESULTS / f"{run_id}/report.md").read_text()
     finally:
         (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
         shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
@@ -117,7 +119,11 @@ def test_bench_rejects_bad_input_before_any_load(stack):
         capture_output=True,
         timeout=600,
     )
-    assert r.returncode != 0 and 'QOS="3" is invalid' in r.stderr.replace('\\"', '"')
+    # Bad input: exit 2, the scenario's own message, its refusal a file (k6/lib/refusal.js), no result.
+    assert r.returncode == 2 and 'QOS="3" is invalid' in r.stderr.replace('\\"', '"'), r.stderr[-3000:]
+    refusal = json.loads((RESULTS / "raw/bench-bad-qos.refused.json").read_text())
+    assert refusal["cause"] == "bad_input" and 'QOS="3" is invalid' in refusal["message"], refusal
+    assert refusal["message"] in r.stderr.splitlines()[-1], r.stderr[-3000:]
     assert not (RESULTS / "raw/bench-bad-qos.json").exists()
 
 

@@ -170,7 +170,9 @@ def test_an_instance_that_k6_gives_no_vu_stops_before_any_connection(k6_bin, tmp
     args = segment_args(k6_bin, SCENARIOS / "p2p.js", "1/10:2/10", "0,1/10,2/10,1")
     p = subprocess.run(args, env=env, text=True, capture_output=True, timeout=120)
     assert p.returncode != 0 and "gets none of the scenario's MAX_INSTANCES=3 VUs" in p.stdout + p.stderr, p.stderr
-    assert not list(results.glob("*.json"))
+    # No result: its refusal, as a file its caller reads (k6/lib/refusal.js).
+    assert [f.name for f in results.glob("*.json")] == ["dist-novu.refused.json"]
+    assert "gets none of the scenario's" in json.loads((results / "dist-novu.refused.json").read_text())["message"]
 
 
 def test_a_killed_instance_leaves_the_run_incomplete_and_failed(k6_bin, tmp_path, fresh_mosquitto):

@@ -3,9 +3,11 @@ its commands, and modules that import one way, in the layers its README
 draws, with no cycle."""
 
 import ast
+import re
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -91,3 +93,24 @@ def test_no_module_imports_itself_through_others():
 
     for m in list(found):
         visit(m, [])
+
+
+# How code once learned an outcome from a log's text: the run's refusal
+# (<run id>.refused.json), lib.sh die's MQTTBENCH_OUTCOME and exit codes
+# say it now.
+LOG_READING = [
+    re.compile(r"grep -q\w* ['\"]already running"),
+    re.compile(r"grep [^|\n]*lacks \(MQTT"),
+    re.compile(r"^\s*why\(\)", re.M),
+    re.compile(r"[\"']dockerd started[\"'] in "),
+]
+
+
+def test_no_code_reads_an_outcome_out_of_a_logs_text():
+    found = []
+    for path in [*ROOT.glob("scripts/**/*.sh"), *ROOT.glob("tests/**/*.py"), *PACKAGE.rglob("*.py")]:
+        if path.resolve() == Path(__file__).resolve():
+            continue
+        text = path.read_text()
+        found += [f"{path.relative_to(ROOT)}: {p.pattern}" for p in LOG_READING if p.search(text)]
+    assert not found, found

@@ -2,6 +2,7 @@
 // problem stops the run in the init context, before any connection, with a
 // message naming the variable and what it accepts.
 import internal from 'k6/x/mqtt/internal';
+import { refused } from './refusal.js';
 
 const problems = [];
 
@@ -187,6 +188,6 @@ export function gone(name, instead) {
 // check throws once with every problem found, so a user fixes all at once.
 export function check(scenario) {
   if (problems.length) {
-    throw new Error(`${scenario}: ${problems.join('; ')}`);
+    throw refused(scenario, problems.join('; '));
   }
 }

@@ -3,6 +3,8 @@
 // (mqttbench/stack/impair.py: the profile and every toxic as Toxiproxy held them),
 // which the result file keeps as `network`. Read in the init context, so
 // that a malformed one stops the run before any connection.
+import { refused } from './refusal.js';
+
 function read() {
   const v = __ENV.NETWORK;
   if (v === undefined || v === '') return undefined;
@@ -13,7 +15,7 @@ function read() {
     rec = undefined;
   }
   if (!rec || typeof rec !== 'object' || Array.isArray(rec) || typeof rec.profile !== 'string') {
-    throw new Error(`NETWORK=${v.slice(0, 80)} is invalid: expected the JSON record of mqttbench/stack/impair.py ` +
+    throw refused(null, `NETWORK=${v.slice(0, 80)} is invalid: expected the JSON record of mqttbench/stack/impair.py ` +
       '(scripts/bench.sh --impair PROFILE sets it); unset it for a run without impairment');
   }
   return rec;

@@ -5,13 +5,7 @@
 import mqtt from 'k6/x/mqtt';
 import * as env from './env.js';
 import { addedMs } from './network.js';
-
-// $MQTTBENCH_RESULTS/raw, else the project's reports/raw, wherever k6 is
-// started (`k6 run fanin.js` in k6/scenarios), so that scripts/report.sh
-// finds the result: resolved from this file, not from the working directory.
-const RESULTS_DIR = __ENV.MQTTBENCH_RESULTS ? `${__ENV.MQTTBENCH_RESULTS}/raw`
-  : decodeURIComponent(import.meta.resolve('../../reports/raw').replace(/^file:\/\//, ''))
-    .replace(/^\/([A-Za-z]:)/, '$1');
+import { RESULTS_DIR, refused } from './refusal.js';
 
 const bool = (name, def) => env.choice(name, def, ['true', 'false']) === 'true';
 
@@ -151,7 +145,7 @@ export function params(name, d) {
   env.gone('SEGMENT', 'k6 splits the load itself: run every instance with --execution-segment i/n ' +
     '--execution-segment-sequence 0,1/n,...,1 and the same RUN_ID, or use scripts/bench.sh --instances n (README: Several generators)');
   if (p.payloads && p.payloads.some((x) => !Number.isInteger(x) || x < 16)) {
-    throw new Error(`${name}: PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
+    throw refused(name, `PAYLOADS=${__ENV.PAYLOADS} is invalid: expected sizes in bytes >= 16, e.g. 128,1024,4096`);
   }
   // The stack's TLS files are the defaults of TLS runs only.
   if (!tlsUrl(p)) {
@@ -162,30 +156,35 @@ export function params(name, d) {
   env.checkTLS(p);
   env.check(name);
   if (d.tls && !tlsUrl(p)) {
-    throw new Error(`${name}: MQTT_URL=${p.url} is invalid for a TLS scenario: it measures TLS connections; give the ` +
+    throw refused(name, `MQTT_URL=${p.url} is invalid for a TLS scenario: it measures TLS connections; give the ` +
       "broker's TLS listener, e.g. mqtts://127.0.0.1:8883 (or conn-tcp-* for plain TCP)");
   }
   if (p.session_expiry > 0 && p.version !== '5') {
-    throw new Error(`${name}: SESSION_EXPIRY=${__ENV.SESSION_EXPIRY} is invalid with MQTT_VERSION=${p.version}: the session ` +
+    throw refused(name, `SESSION_EXPIRY=${__ENV.SESSION_EXPIRY} is invalid with MQTT_VERSION=${p.version}: the session ` +
       'expiry interval is an MQTT 5 property; under 3.1.1 set CLEAN_SESSION=false to keep sessions, or set MQTT_VERSION=5');
   }
   // What the broker cannot do (its brokers/<name>/broker.toml [capabilities],
   // natively [native.capabilities], which scripts/bench.sh exports as
   // BROKER_MQTT and BROKER_QOS, and the table as BROKER_CAPABILITIES):
-  // refused here, before any connection, naming the broker and the capability.
+  // refused here, before any connection, naming the broker and the capability;
+  // the refusal's file names them apart for its caller (refusal.js).
   const lacks = (v, value) => env.text(v, '') !== '' && !env.text(v, '').split(',').includes(String(value));
   const table = env.text('BROKER_CAPABILITIES', 'capabilities');
-  const facts = (what) => `brokers/${p.broker}/broker.toml [${table}] ${what}`;
+  const where = `brokers/${p.broker}/broker.toml [${table}]`;
+  const refuse = (what, key, has, why) => {
+    const message = `${p.broker} lacks ${what} (${where} ${key}: ${has})${why}`;
+    throw refused(name, message, { cause: 'broker_lacks', broker: p.broker, lacks: what, facts: where });
+  };
   if (lacks('BROKER_MQTT', p.version)) {
-    throw new Error(`${name}: ${p.broker} lacks MQTT ${p.version} (${facts('mqtt')}: ${__ENV.BROKER_MQTT})` +
-      (p.version === '5' ? ': this scenario needs it (shared subscriptions, MQTT 5 properties); choose p2p or fanout' : ''));
+    refuse(`MQTT ${p.version}`, 'mqtt', __ENV.BROKER_MQTT,
+      p.version === '5' ? ': this scenario needs it (shared subscriptions, MQTT 5 properties); choose p2p or fanout' : '');
   }
   if (lacks('BROKER_QOS', p.qos)) {
-    throw new Error(`${name}: ${p.broker} lacks QoS ${p.qos} (${facts('qos')}: ${__ENV.BROKER_QOS}): ` +
-      'it grants or answers a lower QoS, which the run would not measure as named; set QOS to one it has');
+    refuse(`QoS ${p.qos}`, 'qos', __ENV.BROKER_QOS,
+      ': it grants or answers a lower QoS, which the run would not measure as named; set QOS to one it has');
   }
   if (!p.clean_session && p.version === '5' && p.session_expiry === 0) {
-    throw new Error(`${name}: CLEAN_SESSION=false keeps nothing under MQTT 5 without SESSION_EXPIRY: the session ends with ` +
+    throw refused(name, `CLEAN_SESSION=false keeps nothing under MQTT 5 without SESSION_EXPIRY: the session ends with ` +
       'the connection; set SESSION_EXPIRY to the seconds the broker should keep it (e.g. 300)');
   }
   // SCALE shrinks the use case's defaults proportionally: fewer clients,
@@ -213,11 +212,11 @@ export function params(name, d) {
   p.planned_s = Math.ceil((p.subscribers + rounds * p.publishers) / p.connect_rate + total);
   p.planned_steps = steps.length;
   if (ramp > total) {
-    throw new Error(`${name}: CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
+    throw refused(name, `CONNECT_RATE=${p.connect_rate} is too low: opening ${p.publishers + p.subscribers} ` +
       `connections would take ${Math.round(ramp)} s, longer than the run (DURATION=${p.duration}): raise CONNECT_RATE or lengthen DURATION`);
   }
   if (p.publishers > 0 && !(p.rate > 0) && !p.steps) {
-    throw new Error(`${name}: RATE=${__ENV.RATE} is invalid: expected messages per second in total, > 0`);
+    throw refused(name, `RATE=${__ENV.RATE} is invalid: expected messages per second in total, > 0`);
   }
   return p;
 }

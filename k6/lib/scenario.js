@@ -16,6 +16,7 @@ import { params, warnUnused } from './params.js';
 import { runFlows } from './run.js';
 import { summary } from './summary.js';
 import { judgedHere, thresholds as thresholdsOf } from './thresholds.js';
+import { refused } from './refusal.js';
 
 // Verdicts that hold whatever this instance's share: thresholds are fixed
 // before k6 tells a script its execution segment, so they cannot name the
@@ -41,11 +42,11 @@ export function scenario(name, defaults, workload) {
     parameters: { qos: p.qos }, flows: flows.map((f) => ({ subTopics: f.subTopics })),
   });
   if (unjudged) {
-    throw new Error(`${name}: STRICT_ORDER=true is invalid here: the verdict does not judge order (${unjudged}); ` +
+    throw refused(name, `STRICT_ORDER=true is invalid here: the verdict does not judge order (${unjudged}); ` +
       'use a scenario without $share/ (p2p, fanout) or leave STRICT_ORDER unset');
   }
   if (!flows.some((f) => f.publishers + f.subscribers > 0)) {
-    throw new Error(`${name}: PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +
+    throw refused(name, `PUBLISHERS=${p.publishers} and SUBSCRIBERS=${p.subscribers} leave no client to run: ` +
       'give at least one of them a value > 0, or leave them unset for the scenario\'s own numbers');
   }
   const thresholds = thresholdsOf(p, flows);
@@ -90,20 +91,20 @@ export function scenario(name, defaults, workload) {
     // the script reads k6 run's: a plan of other length would hold the
     // progress bar and the end of the run to the archive's.
     if (scheduled() !== p.planned_s) {
-      throw new Error(`${name}: this run plans ${p.planned_s} s, but its options (made by k6 archive, with the ` +
+      throw refused(name, `this run plans ${p.planned_s} s, but its options (made by k6 archive, with the ` +
         `parameters given there) schedule ${scheduled()} s: give the parameters that shape the load (DURATION, ` +
         'STEPS, SCALE, PUBLISHERS, SUBSCRIBERS, CONNECT_RATE, PAYLOADS) to k6 archive with -e, not to k6 run');
     }
     const seg = internal.segment();
     if (seg.count > 1 && !p.run_id) {
-      throw new Error(`${name}: RUN_ID is required with --execution-segment (this is ${seg.segment} of ` +
+      throw refused(name, `RUN_ID is required with --execution-segment (this is ${seg.segment} of ` +
         `${seg.sequence}): give every instance the same one, e.g. -e RUN_ID=${name}-run1, so that ` +
         '`k6 x mqtt-merge RUN_ID` finds their results');
     }
     // k6 stripes the scenario's VUs over the sequence: an instance that
     // gets none would run nothing, and its share of the load with it.
     if (internal.share(p.max_instances).count < 1) {
-      throw new Error(`${name}: this instance (${seg.segment} of ${seg.sequence}) gets none of the scenario's ` +
+      throw refused(name, `this instance (${seg.segment} of ${seg.sequence}) gets none of the scenario's ` +
         `MAX_INSTANCES=${p.max_instances} VUs, so its share would not run: set -e MAX_INSTANCES to at least the ` +
         'number of instances (for unequal segments, their common denominator), on k6 archive too');
     }
@@ -111,14 +112,29 @@ export function scenario(name, defaults, workload) {
     // here, before anything connects, rather than failing mid-ramp.
     const all = flows.map((f) => ({ pub: { count: f.publishers }, sub: { count: f.subscribers } }));
     const tooMany = internal.checkOpenFiles({ connections: atOnce(sharesOf(flows)), total: atOnce(all) });
-    if (tooMany) throw new Error(`${name}: ${tooMany}`);
+    if (tooMany) throw refused(name, tooMany, { cause: 'generator_open_files' });
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
     const runId = p.run_id || `${name}-${p.broker}-${stamp}-${internal.randomId().slice(0, 6)}`;
     internal.claimResult(p.results_dir, runId);
     // Client ids differ between generator processes: a broker takes an id
     // that connects again away from the connection that had it, so two
     // runs on one broker would keep disconnecting each other.
-    return { run_id: runId, started_at: new Date().toISOString(), client_prefix: internal.randomId().slice(0, 6) };
+    return {
+      run_id: runId, started_at: new Date().toISOString(), client_prefix: internal.randomId().slice(0, 6),
+      broker_version: askedVersion(),
+    };
+  }
+
+  // The broker's version, when the caller did not say it (BROKER_VERSION):
+  // asked of the running broker where its broker.toml says it tells it
+  // (BROKER_VERSION_TOPIC, comma-separated, as BROKER_VERSION_USERNAME: its
+  // version_topic and version_username, which compose's k6 service reads
+  // there), once, before the load. {version, source} or {error}.
+  function askedVersion() {
+    if (__ENV.BROKER_VERSION || !__ENV.BROKER_VERSION_TOPIC) return null;
+    const got = internal.brokerVersion(p.url, __ENV.BROKER_VERSION_TOPIC.split(','), __ENV.BROKER_VERSION_USERNAME || '');
+    if (got.error) console.warn(`${name}: the broker's version was not told: ${got.error}`);
+    return got;
   }
 
   async function run(data) {

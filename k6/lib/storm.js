@@ -18,6 +18,7 @@ import http from 'k6/http';
 import { Counter, Trend } from 'k6/metrics';
 import mqtt from 'k6/x/mqtt';
 import * as env from './env.js';
+import { refused } from './refusal.js';
 
 const down = new Counter('mqtt_storm_down');
 const recovery = new Trend('mqtt_storm_recovery_s');
@@ -36,7 +37,7 @@ export function storm(name, s) {
   const at = env.seconds(p.storm_at);
   const outage = env.seconds(p.outage);
   if (!external && at + outage + p.recovery_s > p.planned_s) {
-    throw new Error(`${name}: STORM_AT=${p.storm_at} + OUTAGE=${p.outage} + RECOVERY_S=${p.recovery_s} is past the ` +
+    throw refused(name, `STORM_AT=${p.storm_at} + OUTAGE=${p.outage} + RECOVERY_S=${p.recovery_s} is past the ` +
       `run's ${p.planned_s} s: lengthen DURATION or cut earlier`);
   }
   const options = Object.assign({}, s.options, { thresholds: Object.assign({}, s.options.thresholds) });
@@ -86,7 +87,7 @@ export function storm(name, s) {
   // takes the scenario without a proxy; still before any connection.
   function setup() {
     if (!p.toxiproxy_url) {
-      throw new Error(`${name}: TOXIPROXY_URL is required: the Toxiproxy API whose proxy \`mqtt\` carries MQTT_URL ` +
+      throw refused(name, `TOXIPROXY_URL is required: the Toxiproxy API whose proxy \`mqtt\` carries MQTT_URL ` +
         `(scripts/bench.sh --scenario ${name} --impair lan sets both), or TOXIPROXY_URL=none when the outage comes ` +
         'from elsewhere (a broker restart)');
     }

@@ -7,7 +7,19 @@ import internal from 'k6/x/mqtt/internal';
 import { network } from './network.js';
 
 export function summary(data, p, flows) {
-  return internal.summary(data, {
-    parameters: p, flows, network: network || null, broker_version: __ENV.BROKER_VERSION || null,
-  });
+  return internal.summary(data, { parameters: p, flows, network: network || null, ...brokerVersion(data) });
+}
+
+// Where the broker's version comes from, first that has it: the caller's
+// BROKER_VERSION (scripts/bench.sh natively: the broker's $SYS topic or its
+// [native] version command, with BROKER_VERSION_SOURCE), the running broker
+// asked in setup (scenario.js), the image compose ran (BROKER_IMAGE).
+function brokerVersion(data) {
+  const asked = (data.setup_data || {}).broker_version || {};
+  if (__ENV.BROKER_VERSION) {
+    return { broker_version: __ENV.BROKER_VERSION, broker_source: __ENV.BROKER_VERSION_SOURCE || 'BROKER_VERSION' };
+  }
+  if (asked.version) return { broker_version: asked.version, broker_source: asked.source };
+  if (__ENV.BROKER_IMAGE) return { broker_version: `image ${__ENV.BROKER_IMAGE}`, broker_source: 'the image compose ran' };
+  return { broker_version: null, broker_source: asked.error || null };
 }

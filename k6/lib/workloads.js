@@ -1,6 +1,7 @@
 // The workload shapes of mqttbs and the EMQX performance-testing guide, as
 // flows for lib/scenario.js. Scenario files pick a shape and its defaults.
 import { scenario } from './scenario.js';
+import { refused } from './refusal.js';
 
 const range = (n, f) => Array.from({ length: n }, (_, i) => f(i));
 
@@ -8,7 +9,7 @@ const range = (n, f) => Array.from({ length: n }, (_, i) => f(i));
 export function p2p(name, defaults) {
   return scenario(name, defaults, (p) => {
     if (p.publishers !== p.subscribers) {
-      throw new Error(`${name}: PUBLISHERS (${p.publishers}) and SUBSCRIBERS (${p.subscribers}) must be equal for point-to-point`);
+      throw refused(name, `PUBLISHERS (${p.publishers}) and SUBSCRIBERS (${p.subscribers}) must be equal for point-to-point`);
     }
     return [{ name: 'p2p', publishers: p.publishers, subscribers: p.subscribers, pubBase: 1, subBase: 1,
       pubTopic: 'test/{i}', subTopics: 'test/{i}', fanout: 1 }];
@@ -27,7 +28,7 @@ export function fanoutAll(name, defaults) {
 export function fanoutSpread(name, defaults) {
   return scenario(name, defaults, (p) => {
     if (p.subscribers % p.publishers !== 0) {
-      throw new Error(`${name}: SUBSCRIBERS (${p.subscribers}) must be a multiple of PUBLISHERS (${p.publishers})`);
+      throw refused(name, `SUBSCRIBERS (${p.subscribers}) must be a multiple of PUBLISHERS (${p.publishers})`);
     }
     return [{ name: 'fanout', publishers: p.publishers, subscribers: p.subscribers,
       pubTopic: 'fanout/{i}', subTopics: `fanout/{i%${p.publishers}}`, fanout: p.subscribers / p.publishers }];

@@ -18,11 +18,26 @@ set -eu
 
 brokers_dir="${BROKERS_DIR:-/mqtt-bench/brokers}"
 
+# run_broker NAME ARGS...: runs k6 for broker NAME, whose version the run
+# asks of it (k6/lib/scenario.js) where its broker.toml says it tells it:
+# its top-level version_topic and version_username.
+run_broker() {
+  toml="$brokers_dir/$1/broker.toml"
+  shift
+  if [ -f "$toml" ]; then
+    : "${BROKER_VERSION_TOPIC:=$(sed -n 's/^version_topic *= *"\(.*\)"$/\1/p' "$toml")}"
+    : "${BROKER_VERSION_USERNAME:=$(sed -n 's/^version_username *= *"\(.*\)"$/\1/p' "$toml")}"
+    export BROKER_VERSION_TOPIC BROKER_VERSION_USERNAME
+  fi
+  exec "$@"
+}
+
 # Only a run needs its broker; k6 version, inspect, x ... do not. A k6 flag
 # `-e BROKER=...` names it as BROKER does.
-if [ -n "${BROKER:-}" ] || [ "${2:-}" != run ]; then exec "$@"; fi
+[ "${2:-}" = run ] || exec "$@"
+[ -z "${BROKER:-}" ] || run_broker "$BROKER" "$@"
 for arg in "$@"; do
-  case "$arg" in BROKER=*) exec "$@" ;; esac
+  case "$arg" in BROKER=*) run_broker "${arg#BROKER=}" "$@" ;; esac
 done
 
 names=""
@@ -58,4 +73,4 @@ case "$up" in
 esac
 echo "k6-broker: BROKER=$up (the broker that is up)" >&2
 export BROKER="$up"
-exec "$@"
+run_broker "$up" "$@"

@@ -145,6 +145,12 @@ dc run --rm -e RUN_ID="$run_id" -e SCALE="${E2E_SCALE:-0.05}" -e DURATION="${E2E
   -e P99_MS="${E2E_P99_MS:-60000}" \
   k6 run fanin.js 2>&1 | tee "$work/k6.log"
 [[ -s "reports/raw/$run_id.json" ]] || die "k6 wrote no result file reports/raw/$run_id.json"
+# Its broker's version, asked where brokers/<name>/broker.toml says the broker tells it.
+if broker_fact "$broker" version_topic >/dev/null 2>&1; then
+  jq -e '.versions.broker' "reports/raw/$run_id.json" >/dev/null ||
+    die "the run records no version of $broker: $(jq -r '.versions.broker_source' "reports/raw/$run_id.json")"
+  log "the run records $broker $(jq -r '.versions.broker + " (" + .versions.broker_source + ")"' "reports/raw/$run_id.json")"
+fi
 grep -q "fanin on $broker: " "$work/k6.log" || die "the run does not name $broker, the broker that is up"
 # The live status line, every 10 s: elapsed/planned, connections open/planned.
 grep -Eq 'mqtt: 0:1[0-9]/[0-9:]+ connections [0-9]+/[0-9]+ sent' "$work/k6.log" ||

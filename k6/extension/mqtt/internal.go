@@ -43,6 +43,8 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"nothingReceived":   mi.nothingReceived,
 		"partsFailed":       mi.partsFailed,
 		"unjudgedOrder":     unjudgedOrder,
+		"brokerVersion":     brokerVersion,
+		"refuse":            refuse,
 	}}
 }
 

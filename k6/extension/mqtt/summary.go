@@ -21,17 +21,18 @@ type scenarioFacts struct {
 	flows         []any
 	network       any
 	brokerVersion any
+	brokerSource  any
 }
 
 // summary is handleSummary's work, `summary(data, { parameters, flows,
-// network, broker_version })`: the run's result, built from the run's own
+// network, broker_version, broker_source })`: the run's result, built from the run's own
 // state, what its groups found and k6's end-of-test data, judged by the
 // verdict package (result.Judge), as the file to write and the text to
 // print (result.Text, which a merge prints too).
 func (mi *ModuleInstance) summary(data, facts sobek.Value) map[string]any {
 	d, _ := exportValue(data).(map[string]any)
 	f, _ := exportValue(facts).(map[string]any)
-	sf := scenarioFacts{network: f["network"], brokerVersion: f["broker_version"]}
+	sf := scenarioFacts{network: f["network"], brokerVersion: f["broker_version"], brokerSource: f["broker_source"]}
 	sf.parameters, _ = f["parameters"].(map[string]any)
 	sf.flows, _ = f["flows"].([]any)
 	setup, _ := d["setup_data"].(map[string]any)
@@ -111,7 +112,8 @@ func (mi *ModuleInstance) resultDocument(data, setup map[string]any, sf scenario
 		"ended_at":   time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		"duration_s": duration, "completed": rec.completed, "instance": mi.segment(),
 		"parameters": params, "flows": sf.flows,
-		"versions":  map[string]any{"k6": k6Version(), "extension": Version, "broker": sf.brokerVersion},
+		"versions": map[string]any{"k6": k6Version(), "extension": Version, "broker": sf.brokerVersion,
+			"broker_source": sf.brokerSource},
 		"host":      host(),
 		"generator": mi.processUsage(),
 		// k6's own verdict of each threshold, and its values of their

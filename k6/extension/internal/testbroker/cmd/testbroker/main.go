@@ -4,6 +4,7 @@
 //
 //	testbroker -port 11891 -literal-share
 //	testbroker -port 11891 -reorder-every 50
+//	testbroker -port 11891 -emqx-sys-acl 5.8.6
 package main
 
 import (
@@ -27,14 +28,18 @@ func main() {
 	port := flag.Int("port", 0, "TCP port on 127.0.0.1 (required)")
 	literalShare := flag.Bool("literal-share", false, "take $share/... filters literally: no shared subscriptions")
 	reorder := flag.Int("reorder-every", 0, "deliver one of every N messages of a topic after the next one")
+	sysACL := flag.String("emqx-sys-acl", "", "EMQX's default $SYS ACL (username dashboard only), telling this version")
 	flag.Parse()
 	if *port <= 0 || *port > 65535 {
 		fmt.Fprintln(os.Stderr, "testbroker: -port is required (1..65535)")
 		os.Exit(2)
 	}
-	srv := mochi.New(&mochi.Options{InlineClient: *reorder > 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	srv := mochi.New(&mochi.Options{InlineClient: *reorder > 1 || *sysACL != "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Capabilities: mochi.NewDefaultServerCapabilities()})
 	hooks := []mochi.Hook{new(auth.AllowHook)}
+	if *sysACL != "" {
+		hooks = []mochi.Hook{&testbroker.SysACL{Server: srv, Version: *sysACL}}
+	}
 	if *literalShare {
 		hooks = append(hooks, new(testbroker.LiteralShare))
 	}
