@@ -124,37 +124,32 @@ capabilities() {
   while IFS= read -r kv; do printf -v "${kv%%=*}" '%s' "${kv#*=}"; done <<<"$out"
 }
 
-# segment_args I: instance I's (0-based) execution segment of --instances,
-# with the sequence of all of them, so that k6 gives each its exact share.
-segment_args() {
-  local i=$1 seq=0 j
-  ((instances > 1)) || return 0
-  for ((j = 1; j < instances; j++)); do seq+=",$j/$instances"; done
-  seq+=",1"
-  printf '%s\n' --execution-segment "$i/$instances:$((i + 1))/$instances" --execution-segment-sequence "$seq"
-}
 
-# launch CMD...: runs the k6 command once per instance, with its segment
-# (and, natively against a loopback broker, its own loopback source
-# address: one address has ~28,000 ephemeral ports), and waits for all.
+# launch OPTIONS... SCRIPT: runs k6 once per instance, its command line
+# built by mqttbench/k6/command.py (OPTIONS are its `argv` options; the
+# instance's segment, the user's k6 arguments, and, natively against a
+# loopback broker, its own loopback source address: one address has ~28,000
+# ephemeral ports), after k6_prefix (compose's `run` of the k6 service,
+# whose name is the command's first word), and waits for all.
 # The first instance talks to the terminal; the others write logs beside
 # the results. rc is the worst exit code; broken names the instances that
 # ended otherwise than passed or failed thresholds (0, 99).
 launch() {
-  local i pids=() seg code log
+  local i pids=() cmd code log
   rc=0 broken=()
   for ((i = 0; i < instances; i++)); do
-    mapfile -t seg < <(segment_args "$i")
     local extra=()
     if ((instances > 1)) && [[ "$mode" == native ]] && ! $user_local_address && [[ "$mqtt_host" == 127.* ]]; then
       extra=(-e "LOCAL_ADDRESS=127.0.0.$((i + 2))")
     fi
+    mapfile -d '' cmd < <(python3 -P -m mqttbench.k6 argv --instance "$i/$instances" "$@" -- "${env_args[@]}" "${extra[@]}")
+    ((${#cmd[@]})) || die "the k6 command line of instance $((i + 1)) was not built (python3 -m mqttbench.k6 argv failed)"
     if ((i == 0)); then
-      "$@" "${seg[@]}" "${extra[@]}" &
+      "${k6_prefix[@]}" "${cmd[@]}" &
     else
       # One live view (the first instance's): the others would want its port.
       log="$RESULTS/raw/$run_id.seg-$((i + 1))-of-$instances.log"
-      K6_WEB_DASHBOARD=false "$@" "${seg[@]}" "${extra[@]}" >"$log" 2>&1 &
+      K6_WEB_DASHBOARD=false "${k6_prefix[@]}" "${cmd[@]}" >"$log" 2>&1 &
     fi
     pids+=($!)
   done
@@ -253,8 +248,8 @@ if [[ "$mode" == native ]]; then
   capabilities native
   export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$broker" BROKER_VERSION="$version" \
     BROKER_VERSION_SOURCE="$source" MQTT_URL="$url" RESULTS_DIR="$RESULTS/raw" BROKER_MQTT BROKER_QOS BROKER_CAPABILITIES
-  launch "$(k6_bin)" run --address "" --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "${env_args[@]}" \
-    "$ROOT/k6/scenarios/$scenario.js"
+  k6_prefix=()
+  launch --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" "$ROOT/k6/scenarios/$scenario.js"
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$RESULTS/raw"; }
   impair_stop
 else
@@ -280,9 +275,9 @@ else
   image="$(broker_image "$broker")"
   log "running $scenario (run $run_id)"
   capabilities
-  launch compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${BROKER_VERSION:-}" -e BROKER_IMAGE="$image" \
-    -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" -e BROKER_CAPABILITIES="$BROKER_CAPABILITIES" \
-    k6 run --out "$k6_out" "${env_args[@]}" "$scenario.js"
+  k6_prefix=(compose run --rm "${impair_env[@]}" -e RUN_ID="$run_id" -e BROKER="$broker" -e BROKER_VERSION="${BROKER_VERSION:-}"
+    -e BROKER_IMAGE="$image" -e BROKER_MQTT="$BROKER_MQTT" -e BROKER_QOS="$BROKER_QOS" -e BROKER_CAPABILITIES="$BROKER_CAPABILITIES")
+  launch --k6 k6 --out "$k6_out" "$scenario.js"
   merge() { compose run --rm k6 x mqtt-merge "$run_id" --dir /results; }
   impair_stop
   INFLUX_TOKEN=$(compose_secret influx_token)

@@ -229,7 +229,8 @@ run_target() {
     ulimit -n "$(ulimit -Hn)"
     export K6_NO_USAGE_REPORT=true RUN_ID="$run_id" BROKER="$name" BROKER_VERSION="$version" MQTT_URL="$url" \
       RESULTS_DIR="$RESULTS/raw"
-    exec "$(k6_bin)" run --address "" "${out_args[@]}" "${env_args[@]}" "$ROOT/k6/scenarios/$scenario.js"
+    mapfile -d '' cmd < <(python3 -P -m mqttbench.k6 argv "${out_args[@]}" "$ROOT/k6/scenarios/$scenario.js" -- "${env_args[@]}")
+    exec "${cmd[@]}"
   ) 2>&1 | tee -a "$logf" >&2 || rc=${PIPESTATUS[0]}
   unwatch
   if result_ok "$run_id"; then

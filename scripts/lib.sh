@@ -121,7 +121,9 @@ compose_profile() {
 influxd_bin()  { echo "$CACHE/influxd/$INFLUXDB_VERSION/influxd"; }
 telegraf_bin() { echo "$CACHE/telegraf/$TELEGRAF_VERSION-$(telegraf_key)/telegraf"; }
 compose_bin()  { echo "$CACHE/compose/$DOCKER_COMPOSE_VERSION/docker-compose"; }
-k6_bin()       { echo "$CACHE/k6/$K6_VERSION-$(k6_key)/k6"; }
+# k6 is rebuilt whenever the extension source changes: its key is the
+# sources' (mqttbench/k6/command.py, which builds every k6 command line).
+k6_bin()       { python3 -P -m mqttbench.k6 bin; }
 staticcheck_bin() { echo "$CACHE/staticcheck/$STATICCHECK_VERSION/staticcheck"; }
 toxiproxy_bin() { echo "$CACHE/toxiproxy/$TOXIPROXY_VERSION/toxiproxy-server"; }
 
@@ -136,11 +138,6 @@ TELEGRAF_PLUGINS=(
 )
 telegraf_key() { printf '%s\n' "${TELEGRAF_PLUGINS[@]}" | sha256sum | cut -c1-10; }
 
-# k6 is rebuilt whenever the extension source changes.
-k6_key() {
-  (cd "$ROOT/k6/extension" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) \
-     -not -name '*_test.go' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-10
-}
 
 # Ports of the native stack: every one can be overridden.
 : "${INFLUXDB_PORT:=8086}"

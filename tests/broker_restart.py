@@ -9,7 +9,7 @@ import socket
 import subprocess
 import time
 
-from conftest import wait_until
+from conftest import run_argv, wait_until
 
 
 def mosquitto(conf, port):
@@ -30,7 +30,7 @@ def k6_through_a_restart(k6_bin, script, env, conf, port, *, after_s, down_s, si
     message (while messages flow) and started again down_s seconds later."""
     broker = mosquitto(conf, port)
     k6 = subprocess.Popen(
-        [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(script)],
+        run_argv(script, k6=k6_bin, quiet=True),
         env={**os.environ, "K6_NO_USAGE_REPORT": "true", **env},
         text=True,
         stdout=subprocess.PIPE,

@@ -40,6 +40,10 @@ if not os.environ.get("MQTTBENCH_RESULTS"):
     atexit.register(shutil.rmtree, os.environ["MQTTBENCH_RESULTS"], ignore_errors=True)
 RESULTS = Path(os.environ["MQTTBENCH_RESULTS"]).resolve()
 
+# After MQTTBENCH_RESULTS: the package reads it when imported.
+from mqttbench.k6.command import binary as k6_binary  # noqa: E402
+from mqttbench.k6.command import run_argv  # noqa: E402
+
 # Test ports differ from the defaults, so a user's running stack is untouched.
 # MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their
 # tests on one machine at once (offsets such as 100, 200...: the bases are
@@ -163,7 +167,7 @@ def lib_value(expr):
 
 @pytest.fixture(scope="session")
 def k6_bin():
-    path = lib_value("k6_bin")
+    path = k6_binary()
     assert os.access(path, os.X_OK), f"{path} missing: run scripts/setup.sh"
     return path
 
@@ -263,12 +267,7 @@ def wait_until(fn, timeout=20.0, every=0.5):
 
 def run_k6(k6_bin, script, env=None, out=None, summary=None, timeout=300):
     """Runs a k6 script; returns (CompletedProcess, summary dict or None)."""
-    args = [k6_bin, "run", "--quiet", "--no-color", "--address", ""]
-    if out:
-        args += ["--out", out]
-    if summary:
-        args += ["--summary-export", str(summary)]
-    args.append(str(script))
+    args = run_argv(script, k6=k6_bin, quiet=True, out=[out] if out else [], summary_export=summary)
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", **(env or {}))
     p = subprocess.run(args, env=e, text=True, capture_output=True, timeout=timeout)
     data = json.loads(Path(summary).read_text()) if summary and Path(summary).exists() else None

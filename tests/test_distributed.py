@@ -10,31 +10,11 @@ import time
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, run_argv, wait_until
 from mqttbench.brokers import counters as broker_counters
 from test_scenarios import mosquitto
 
 SCENARIOS = ROOT / "k6" / "scenarios"
-
-
-def sequence(n):
-    return ",".join(["0"] + [f"{i}/{n}" for i in range(1, n)] + ["1"])
-
-
-def segment_args(k6_bin, script, segment, sequence):
-    return [
-        k6_bin,
-        "run",
-        "--quiet",
-        "--no-color",
-        "--address",
-        "",
-        "--execution-segment",
-        segment,
-        "--execution-segment-sequence",
-        sequence,
-        str(script),
-    ]
 
 
 def launch(k6_bin, script, n, env, results):
@@ -45,7 +25,7 @@ def launch(k6_bin, script, n, env, results):
     for i in range(n):
         e = dict(os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}")
         e |= {"P99_MS": BEHAVIOUR_P99_MS, **env}
-        args = segment_args(k6_bin, script, f"{i}/{n}:{i + 1}/{n}", sequence(n))
+        args = run_argv(script, k6=k6_bin, quiet=True, instance=(i, n))
         log = open(results / f"instance-{i + 1}.log", "w")
         procs.append(subprocess.Popen(args, env=e, stdout=log, stderr=subprocess.STDOUT, text=True))
     return procs
@@ -167,7 +147,7 @@ def test_an_instance_that_k6_gives_no_vu_stops_before_any_connection(k6_bin, tmp
         RATE="20",
         DURATION="3s",
     )
-    args = segment_args(k6_bin, SCENARIOS / "p2p.js", "1/10:2/10", "0,1/10,2/10,1")
+    args = run_argv(SCENARIOS / "p2p.js", k6=k6_bin, quiet=True, segment=("1/10:2/10", "0,1/10,2/10,1"))
     p = subprocess.run(args, env=env, text=True, capture_output=True, timeout=120)
     assert p.returncode != 0 and "gets none of the scenario's MAX_INSTANCES=3 VUs" in p.stdout + p.stderr, p.stderr
     # No result: its refusal, as a file its caller reads (k6/lib/refusal.js).

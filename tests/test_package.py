@@ -20,6 +20,7 @@ LAYERS = [
     "capacity",
     "report",
     "dashboards",
+    "k6",
     "stack",
     "brokers",
     "generated",
@@ -113,4 +114,31 @@ def test_no_code_reads_an_outcome_out_of_a_logs_text():
             continue
         text = path.read_text()
         found += [f"{path.relative_to(ROOT)}: {p.pattern}" for p in LOG_READING if p.search(text)]
+    assert not found, found
+
+
+# A k6 command line built anywhere but mqttbench/k6/command.py: a list that
+# starts with a k6 binary and "run" (Python), a k6 build's path or the k6
+# service followed by `run` (shell). A user's own typed command ("k6",
+# "run" as literal strings: the card's path) is what a test runs as given.
+K6_COMMAND = {
+    ".py": re.compile(r'(?<!")\bk6\w*(?:\(\))?(?:\s+or\s+\w+\(\))?,\s*"run"'),
+    ".sh": re.compile(r'^[^#\n]*(?:\$\(k6_bin\)"?|\bk6)\s+run\b', re.M),
+}
+
+
+def test_one_place_builds_a_k6_command_line():
+    sources = [
+        *ROOT.glob("scripts/**/*.sh"),
+        *PACKAGE.rglob("*.py"),
+        *ROOT.glob("k6/bench/*.py"),
+        *ROOT.glob("tests/**/*.py"),
+    ]
+    found = []
+    for path in sources:
+        if path == PACKAGE / "k6/command.py" or path.resolve() == Path(__file__).resolve():
+            continue
+        found += [
+            f"{path.relative_to(ROOT)}: {m.group(0)!r}" for m in K6_COMMAND[path.suffix].finditer(path.read_text())
+        ]
     assert not found, found

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, project_mosquitto
+from conftest import ROOT, project_mosquitto, run_argv
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 
@@ -31,7 +31,7 @@ def renders(stdout):
 def k6(k6_bin, url, tmp_path, *args, script=P2P, **env):
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", MQTT_URL=url, RESULTS_DIR=str(tmp_path), SCALE="0.05", **env)
     return subprocess.Popen(
-        [k6_bin, "run", "--no-color", "--address", "", *args, str(script)],
+        run_argv(script, k6=k6_bin, extra=["--no-color", *args]),
         env=e,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

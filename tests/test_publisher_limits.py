@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_k6
+from conftest import ROOT, run_argv, run_k6
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 
@@ -48,7 +48,7 @@ def test_rate_at_the_ceiling_ends_on_its_own_with_the_verdict(stack, k6_bin, tmp
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_a_run_within_5_s_with_its_result_file(stack, k6_bin, tmp_path, sig):
     env = p2p_env(stack, tmp_path, f"signal-{sig.name}", DURATION="60s")
-    args = [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(P2P)]
+    args = run_argv(P2P, k6=k6_bin, quiet=True)
     proc = subprocess.Popen(
         args,
         env=dict(os.environ, K6_NO_USAGE_REPORT="true", **env),

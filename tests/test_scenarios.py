@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, ROOT, TEST_PORTS, loopback_port, run_k6, wait_until
+from conftest import BEHAVIOUR_P99_MS, ROOT, TEST_PORTS, loopback_port, run_argv, run_k6, wait_until
 
 SCENARIOS = ROOT / "k6/scenarios"
 
@@ -163,7 +163,7 @@ def test_result_file_is_self_describing(stack, k6_bin, tmp_path):
 def test_progress_line_shows_the_planned_length(stack, k6_bin, tmp_path):
     # 40 clients at 200/s (0.2 s) + 3 s of load (tests/test_progress.py: the bar).
     env = dict(os.environ, K6_NO_USAGE_REPORT="true", **scenario_env(stack, tmp_path, "p2p"))
-    args = [k6_bin, "run", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")]
+    args = run_argv(SCENARIOS / "p2p.js", k6=k6_bin, extra=["--no-color"])
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "looping VUs for 4s" in p.stdout and "/4s" in p.stdout, p.stdout[-2000:]
@@ -299,7 +299,7 @@ def test_generators_started_together_write_separate_result_files(stack, k6_bin, 
     # No RUN_ID: each process makes its own, unique even within one second.
     env = dict(os.environ, K6_NO_USAGE_REPORT="true", MQTT_URL=stack.mqtt_url, RESULTS_DIR=str(tmp_path))
     env.update(SCALE="0.2", DURATION="3s")
-    args = [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")]
+    args = run_argv(SCENARIOS / "p2p.js", k6=k6_bin, quiet=True)
     procs = [
         subprocess.Popen(
             args, env=dict(env, TOPIC_PREFIX=f"gen{i}/"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE

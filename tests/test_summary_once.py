@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, loopback_port
+from conftest import BEHAVIOUR_P99_MS, loopback_port, run_argv
 from test_distributed import SCENARIOS, finish, launch, logs, merge
 from test_scenarios import mosquitto
 
@@ -53,7 +53,7 @@ def test_a_run_and_its_merge_in_two_instances_print_one_summary(k6_bin, tmp_path
     env = dict(os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), P99_MS=BEHAVIOUR_P99_MS)
     env |= dict(ENV, MQTT_URL=url, RUN_ID=f"once-single-{stamp}")
     single = subprocess.run(
-        [k6_bin, "run", "--quiet", "--no-color", "--address", "", str(SCENARIOS / "p2p.js")],
+        run_argv(SCENARIOS / "p2p.js", k6=k6_bin, quiet=True),
         env=env,
         text=True,
         capture_output=True,

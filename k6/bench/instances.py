@@ -28,14 +28,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The orchestration's package, for the k6 command line (mqttbench/k6/command.py): run by path, from any directory.
+sys.path.insert(0, str(ROOT))
+from mqttbench.k6.command import binary, run_argv  # noqa: E402
+
 PORT = int(os.environ.get("MQTTBENCH_INSTANCES_PORT", "11899"))
 
 
 def k6_bin():
-    return (
-        os.environ.get("MQTTBENCH_K6")
-        or subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; k6_bin"], text=True).strip()
-    )
+    return os.environ.get("MQTTBENCH_K6") or binary()
 
 
 def raise_nofile():
@@ -56,10 +57,6 @@ def start_mosquitto(workdir):
         time.sleep(0.1)
     proc.kill()
     sys.exit(f"mosquitto did not listen on 127.0.0.1:{PORT}")
-
-
-def sequence(n):
-    return ",".join(["0"] + [f"{i}/{n}" for i in range(1, n)] + ["1"])
 
 
 def baseline_rss_kb(k6, results, max_instances=None):
@@ -91,17 +88,7 @@ def run_instances(k6, n, connections, duration, results, run_id, extra=None):
     )
     procs = []
     for i in range(n):
-        segment = ["--execution-segment", f"{i}/{n}:{i + 1}/{n}", "--execution-segment-sequence", sequence(n)]
-        args = [
-            k6,
-            "run",
-            "--quiet",
-            "--no-color",
-            "--address",
-            "",
-            *(segment if n > 1 else []),
-            str(ROOT / "k6/scenarios/p2p.js"),
-        ]
+        args = run_argv(ROOT / "k6/scenarios/p2p.js", k6=k6, quiet=True, instance=(i, n))
         log = open(results / f"instance-{i + 1}.log", "w")
         procs.append(
             subprocess.Popen(

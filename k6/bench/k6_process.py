@@ -15,6 +15,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The orchestration's package, for the k6 command line (mqttbench/k6/command.py): run by path, from any directory.
+sys.path.insert(0, str(ROOT))
+from mqttbench.k6.command import binary, run_argv  # noqa: E402
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
@@ -30,7 +33,7 @@ def use_build(path):
 def k6_bin():
     if K6_OVERRIDE:
         return K6_OVERRIDE
-    return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; k6_bin"], text=True).strip()
+    return binary()
 
 
 def k6_version(k6=None):
@@ -72,16 +75,11 @@ def run(env, k6=None, profile=None):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 10K connections
     port = free_port() if profile else None
-    api = ["--address", f"127.0.0.1:{port}", "--profiling-enabled"] if profile else ["--address", ""]
-    args = [
-        k6 or k6_bin(),
-        "run",
-        "--quiet",
-        "--no-color",
-        *api,
-        "--no-summary",
-        str(ROOT / "k6/bench/extension.js"),
-    ]
+    address = f"127.0.0.1:{port}" if profile else ""
+    args = run_argv(
+        ROOT / "k6/bench/extension.js", k6=k6 or k6_bin(), quiet=True, address=address, profiling=bool(profile),
+        no_summary=True,
+    )  # fmt: skip
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", **env)
     t0 = time.time()
     p = subprocess.Popen(args, env=e, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)

@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from mqttbench.k6.command import run_argv
 from mqttbench.report import tables
 from mqttbench.report.results import SCHEMA as RESULT_SCHEMA
 from mqttbench.report.results import Run
@@ -41,12 +42,8 @@ def run_trial(k6, scenario, target, rate, run_id, args, results_dir):
         P99_MS=f"{args.p99_ms:g}",
         SEARCH_ID=args.search_id,
     )
-    cmd = [*shlex.split(args.k6_prefix or ""), k6, "run", "--quiet", "--no-color", "--address", ""]
-    if target.k6_out:
-        cmd += ["--out", target.k6_out]
-    for kv in args.env:
-        cmd += ["-e", kv]
-    cmd.append(str(scenario))
+    out = [target.k6_out] if target.k6_out else []
+    cmd = [*shlex.split(args.k6_prefix or ""), *run_argv(scenario, k6=k6, quiet=True, out=out, env=args.env)]
     t0 = time.time()
     p = subprocess.run(cmd, env=env, text=True, capture_output=True)
     wall = time.time() - t0
