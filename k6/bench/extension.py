@@ -58,6 +58,7 @@ def throughput(
     system = marks["publish-end"]["sys"] - marks["publish-start"]["sys"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
     delivered = r["subscribe"]["unique"]
+    syscalls = marks["publish-end"].get("syscalls")
     return {
         "qos": qos,
         "topology": topology,
@@ -75,6 +76,9 @@ def throughput(
         "delivered_per_cpu_second": round(delivered / cpu) if cpu else None,
         # The kernel's share: what no change to the extension's own code can cut.
         "system_cpu_seconds": round(system, 2),
+        "user_cpu_seconds": round(cpu - system, 2),
+        # System calls per message delivered: what batching acknowledgements and reads cuts.
+        "syscalls_per_delivered": round(syscalls / delivered, 2) if delivered and syscalls else None,
         "rss_mb": round(marks["publish-end"]["rss_kb"] / 1024, 1),
         # Pub-to-sub latency of the run: whether the broker kept up at this rate.
         "latency_p50_ms": r["latency"]["p50"],

@@ -161,11 +161,15 @@ def qos_section(q, command, before_version=None):
         "figure beside it. RSS: the k6 process's at the end of the run. In the kernel: the",
         "share of the generator's CPU time spent in the kernel, mostly the TCP stack's work for each",
         "packet written or read. At most: the ratio this row would reach if the extension's own code",
-        "cost nothing and only that kernel time remained.",
+        "cost nothing and only that kernel time remained. User / system: the generator's CPU seconds in",
+        "its own code and in the kernel. System calls per delivered: every system call of the k6 process",
+        "(all threads; recvmsg, write, epoll_wait, the Go runtime's futex...) over the publishing phase,",
+        "per message delivered, counted by the kernel's `raw_syscalls:sys_enter` tracepoint (`perf stat`).",
         "",
         "| build | topology | payload | QoS | delivered | lost | delivered per CPU-second | each run | of QoS 0 "
-        "| in the kernel | of QoS 0 at most | RSS MB | latency p50 / p99 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| user / system s | in the kernel | system calls per delivered | of QoS 0 at most | RSS MB "
+        "| latency p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in sorted(
         q["matrix"],
@@ -175,7 +179,8 @@ def qos_section(q, command, before_version=None):
             f"| {t['build']} | {t['topology']} | {t['payload_bytes']:,} B | {t['qos']} | "
             f"{t['delivered']:,} | {t['lost']} | "
             f"{t['delivered_per_cpu_second'] or 0:,} | {' / '.join(f'{x or 0:,}' for x in t.get('each_run', []))} | "
-            f"{pct(t['of_qos0'])} | {kernel_share(t)} | "
+            f"{pct(t['of_qos0'])} | {t.get('user_cpu_seconds', '-')} / {t.get('system_cpu_seconds', '-')} | "
+            f"{kernel_share(t)} | {t.get('syscalls_per_delivered') or '-'} | "
             f"{pct(t['of_qos0_at_most']) if t.get('of_qos0_at_most') else '-'} | {t['rss_mb']} | "
             f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
         )

@@ -6,9 +6,11 @@ publish phase on request. What extension.py's sections measure with."""
 import json
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -55,6 +57,35 @@ def proc_cpu_split(pid):
     return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
+class SyscallCount:
+    """Every system call of a process while it lasts (every thread's: reads
+    are recvmsg, writes write, and epoll waits and the Go runtime's futexes
+    count too), by the kernel's raw_syscalls:sys_enter tracepoint in
+    counting mode (`perf stat`), which adds no sampling. None without perf
+    or its permission (kernel.perf_event_paranoid)."""
+
+    def __init__(self, pid):
+        self.out = tempfile.NamedTemporaryFile(suffix=".perf", delete=False).name
+        try:
+            self.proc = subprocess.Popen(
+                ["perf", "stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-p", str(pid), "-o", self.out],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        except OSError:
+            self.proc = None
+
+    def stop(self):
+        if self.proc is None:
+            return None
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(10)
+        for line in Path(self.out).read_text().splitlines():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[2] == "raw_syscalls:sys_enter" and fields[0].isdigit():
+                return int(fields[0])
+        return None
+
+
 def proc_rss_kb(pid):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -83,12 +114,16 @@ def run(env, k6=None, profile=None):
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", **env)
     t0 = time.time()
     p = subprocess.Popen(args, env=e, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    marks, result, profiler = {}, None, None
+    marks, result, profiler, syscalls = {}, None, None, None
     for line in p.stderr:
         if "MARK " in line:
             name = line.split("MARK ", 1)[1].split('"')[0].strip()
             user, system = proc_cpu_split(p.pid)
             marks[name] = {"t": time.time(), "cpu": user + system, "sys": system, "rss_kb": proc_rss_kb(p.pid)}
+            if name == "publish-start":
+                syscalls = SyscallCount(p.pid)
+            elif name == "publish-end" and syscalls:
+                marks[name]["syscalls"] = syscalls.stop()
             if name == "publish-start" and profile:
                 # The publishing phase, less a second at either end.
                 profiler = threading.Thread(target=fetch_profile, args=(port, max(1, int(env["SECONDS"]) - 2), profile))
