@@ -5,12 +5,14 @@ would fit (issue 41's run opened 19,989 of 50,000 connections and then
 blamed the broker: broker_refused). EMFILE mid-run is the generator's cause
 in the diagnosis: forced in Go (k6/extension/mqtt/open_files_linux_test.go)."""
 
+import json
 import shutil
 import time
 
 import pytest
 
 from conftest import ROOT, run_k6
+from mqttbench import verdict_policy
 
 
 @pytest.fixture
@@ -45,3 +47,7 @@ def test_connections_over_the_open_files_limit_are_refused_before_any_connects(
         assert said in out, out[-3000:]
     assert connection_counter.accepted == [], "it connected"
     assert not (tmp_path / f"{run_id}.json").exists(), "a result: the run started"
+    # Its refusal, as a value its caller reads: the verdict package's cause, never the broker's.
+    refusal = json.loads((tmp_path / f"{run_id}.refused.json").read_text())
+    assert refusal["cause"] == verdict_policy.CAUSE_GENERATOR_OPEN_FILES, refusal
+    assert "--instances 3" in refusal["message"], refusal

@@ -112,7 +112,7 @@ export function scenario(name, defaults, workload) {
     // here, before anything connects, rather than failing mid-ramp.
     const all = flows.map((f) => ({ pub: { count: f.publishers }, sub: { count: f.subscribers } }));
     const tooMany = internal.checkOpenFiles({ connections: atOnce(sharesOf(flows)), total: atOnce(all) });
-    if (tooMany) throw refused(name, tooMany, { cause: 'generator_open_files' });
+    if (tooMany) throw refused(name, tooMany, { cause: internal.causeGeneratorOpenFiles });
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
     const runId = p.run_id || `${name}-${p.broker}-${stamp}-${internal.randomId().slice(0, 6)}`;
     internal.claimResult(p.results_dir, runId);

@@ -1,6 +1,10 @@
 package mqtt
 
-import "go.k6.io/k6/js/modules"
+import (
+	"go.k6.io/k6/js/modules"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
+)
 
 // InternalModule is k6/x/mqtt/internal: the calls k6/lib makes to run a
 // scenario and write its result (what only the scenario knows of the run,
@@ -45,6 +49,9 @@ func (ii *internalInstance) Exports() modules.Exports {
 		"unjudgedOrder":     unjudgedOrder,
 		"brokerVersion":     brokerVersion,
 		"refuse":            refuse,
+		// The verdict's cause of an open-files refusal, for its refusal file:
+		// named by the verdict package only.
+		"causeGeneratorOpenFiles": verdict.CauseGeneratorOpenFiles,
 	}}
 }
 
