@@ -8,7 +8,8 @@ Why the answers and not the raw points: the answers are the series the report
 reads (1 s means and rates over the run's window, by the dashboards' filters,
 flux_filters.py), keyed by the query that asked for them. Rendering from raw
 points would need Flux's aggregation again in Python: a second copy of a rule.
-A 60 s run's file is a few hundred kB; its points stay in InfluxDB for Grafana."""
+The file holds one point a second for each series the report reads; the raw
+points stay in InfluxDB for Grafana."""
 
 import json
 import shutil
@@ -57,8 +58,6 @@ class Asked(Queries):
 class Recording(Asked):
     """A live source (report.influx.Influx) whose answers are kept for the run folder."""
 
-    live = True
-
     def __init__(self, influx):
         self.influx, self.url, self.answers = influx, influx.url, {}
 
@@ -88,8 +87,6 @@ class Recording(Asked):
 
 class Saved(Asked):
     """The answers a run folder saved: InfluxDB's side of the run, without InfluxDB."""
-
-    live = False
 
     def __init__(self, path):
         data = json.loads(path.read_text())
