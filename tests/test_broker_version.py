@@ -6,17 +6,13 @@ records it with where it came from. The broker: the test-only mochi-mqtt
 with EMQX's default $SYS ACL (k6/extension/internal/testbroker), telling
 5.8.6 as real EMQX 5.8.6 did (../shared/brokers/README.md)."""
 
-import json
 import os
 import subprocess
-import time
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loopback_port, run_k6
+from conftest import ROOT, loopback_port, run_p2p
 from mqttbench.brokers import facts as broker_facts
-from test_scenarios import SCENARIOS
 from test_shared_probe import mochi_broker
 
 EMQX = broker_facts.load("emqx")
@@ -29,11 +25,9 @@ def emqx_like(tmp_path_factory):
 
 
 def run(k6_bin, tmp_path, url, **env):
-    run_id = f"version-{time.time_ns()}"
-    full = {"SCALE": "0.01", "DURATION": "2s", "MQTT_URL": url, "RESULTS_DIR": str(tmp_path), "RUN_ID": run_id, **env}
-    p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=full, timeout=180)
-    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
-    return p, json.loads((Path(tmp_path) / f"{run_id}.json").read_text())
+    p, result = run_p2p(k6_bin, tmp_path, url, **{"SCALE": "0.01", "DURATION": "2s", **env})
+    assert p.returncode == 0 and result, (p.stdout + p.stderr)[-3000:]
+    return p, result
 
 
 def test_a_run_asks_emqx_its_version_as_its_broker_toml_says(k6_bin, tmp_path, emqx_like):

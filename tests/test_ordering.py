@@ -5,15 +5,12 @@ msg/s) is named in the summary, the result's ordering and diagnosis, and the
 report, at QoS 0 as at 1 ([MQTT-4.6.0-6]); STRICT_ORDER=true fails the run on
 it; shared subscriptions are not judged; a run in order says nothing."""
 
-import json
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loopback_port, run_k6
+from conftest import ROOT, loopback_port, run_k6, run_p2p
 from mqttbench.brokers import facts as broker_facts
 from test_scenarios import SCENARIOS, mosquitto
 from test_shared_probe import mochi_broker
@@ -29,11 +26,7 @@ def reordering_broker(tmp_path_factory):
 
 
 def run(k6_bin, tmp_path, url, **env):
-    run_id = f"order-{int(time.time() * 1000)}"
-    full = {**LOAD, "MQTT_URL": url, "RESULTS_DIR": str(tmp_path), "RUN_ID": run_id, **env}
-    p, _ = run_k6(k6_bin, SCENARIOS / "p2p.js", env=full, timeout=180)
-    f = Path(tmp_path) / f"{run_id}.json"
-    return p, (json.loads(f.read_text()) if f.exists() else None)
+    return run_p2p(k6_bin, tmp_path, url, **{**LOAD, **env})
 
 
 def report(tmp_path, run_id):
