@@ -31,7 +31,7 @@ STATE="${MQTTBENCH_STATE:-$ROOT/.state}"
 export CACHE STATE
 # Where runs are written (raw/ the result files, <run_id>/ a run's folder):
 # MQTTBENCH_RESULTS, else this checkout's reports/. The package
-# (mqttbench.RESULTS), the scenarios (k6/lib/params.js) and compose's k6
+# (mqttbench.RESULTS), the scenarios (k6/lib/refusal.js) and compose's k6
 # service read the same variable; exported only when the user set it, so a
 # script of another checkout keeps its own default.
 RESULTS="$(realpath -m "${MQTTBENCH_RESULTS:-$ROOT/reports}")"
@@ -137,7 +137,6 @@ TELEGRAF_PLUGINS=(
   serializers.influx serializers.json
 )
 telegraf_key() { printf '%s\n' "${TELEGRAF_PLUGINS[@]}" | sha256sum | cut -c1-10; }
-
 
 # Ports of the native stack: every one can be overridden.
 : "${INFLUXDB_PORT:=8086}"

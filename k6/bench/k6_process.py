@@ -71,19 +71,23 @@ class SyscallCount:
                 ["perf", "stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-p", str(pid), "-o", self.out],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
-        except OSError:
+        except OSError:  # no perf here
             self.proc = None
+            Path(self.out).unlink(missing_ok=True)
 
     def stop(self):
         if self.proc is None:
             return None
         self.proc.send_signal(signal.SIGINT)
         self.proc.wait(10)
-        for line in Path(self.out).read_text().splitlines():
-            fields = line.split(",")
-            if len(fields) > 2 and fields[2] == "raw_syscalls:sys_enter" and fields[0].isdigit():
-                return int(fields[0])
-        return None
+        try:
+            for line in Path(self.out).read_text().splitlines():
+                fields = line.split(",")
+                if len(fields) > 2 and fields[2] == "raw_syscalls:sys_enter" and fields[0].isdigit():
+                    return int(fields[0])
+            return None
+        finally:
+            Path(self.out).unlink(missing_ok=True)
 
 
 def proc_rss_kb(pid):
@@ -122,13 +126,14 @@ def run(env, k6=None, profile=None):
             marks[name] = {"t": time.time(), "cpu": user + system, "sys": system, "rss_kb": proc_rss_kb(p.pid)}
             if name == "publish-start":
                 syscalls = SyscallCount(p.pid)
+                if profile:
+                    # The publishing phase, less a second at either end.
+                    seconds = max(1, int(env["SECONDS"]) - 2)
+                    profiler = threading.Thread(target=fetch_profile, args=(port, seconds, profile))
+                    time.sleep(1)
+                    profiler.start()
             elif name == "publish-end" and syscalls:
                 marks[name]["syscalls"] = syscalls.stop()
-            if name == "publish-start" and profile:
-                # The publishing phase, less a second at either end.
-                profiler = threading.Thread(target=fetch_profile, args=(port, max(1, int(env["SECONDS"]) - 2), profile))
-                time.sleep(1)
-                profiler.start()
         elif "RESULT " in line:
             raw = line.split("RESULT ", 1)[1].rsplit('" source=', 1)[0]
             result = json.loads(raw.encode().decode("unicode_escape"))

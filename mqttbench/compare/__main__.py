@@ -12,7 +12,6 @@ Any other arguments are those of scripts/compare.sh, which runs the brokers
 import argparse
 import os
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from mqttbench import RESULTS, ROOT
@@ -22,24 +21,8 @@ from mqttbench.report.results import MissingData, find
 
 def compare_folders(folders, out_root):
     """Writes the comparison of run folders; returns the compare folder."""
-    manifest = {
-        "compare_id": "compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
-        "runs": True,
-        "brokers": [],
-    }
-    for folder in folders:
-        run = find([folder])
-        manifest["brokers"].append(
-            # influx: its InfluxDB side is read, from the series the folder saved.
-            {
-                "name": run.run_id,
-                "kind": "run",
-                "status": "ran",
-                "run_id": run.run_id,
-                "folder": str(folder),
-                "influx": True,
-            }
-        )
+    # influx: each column's InfluxDB side is read, from the series its folder saved.
+    manifest = brokers.runs_manifest([{"run_id": find([f]).run_id, "folder": str(f), "influx": True} for f in folders])
     out = Path(out_root) / manifest["compare_id"]
     brokers.write(manifest, [str(f) for f in folders], out)
     return out

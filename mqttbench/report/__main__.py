@@ -172,22 +172,10 @@ def compare(done, args, dirs):
     """The comparison of several runs, written as scripts/compare.sh writes
     its own (report.brokers): a column per run, named by its run id. done:
     [(run, (res, t) of its report just made, or None when a report was kept)]."""
-    runs = [run for run, _ in done]
-    manifest = {
-        "compare_id": "compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
-        "runs": True,
-        "brokers": [
-            {
-                "name": run.run_id,
-                "kind": "run",
-                "status": "ran",
-                "run_id": run.run_id,
-                "influx": not args.no_influx,
-                "no_influx": "InfluxDB: not read (--no-influx)" if args.no_influx else None,
-            }
-            for run in runs
-        ],
-    }
+    no_influx = "InfluxDB: not read (--no-influx)" if args.no_influx else None
+    manifest = brokers.runs_manifest(
+        [{"run_id": run.run_id, "influx": not args.no_influx, "no_influx": no_influx} for run, _ in done]
+    )
     built = {run.run_id: b for run, b in done if b is not None}
     brokers.write(manifest, dirs, Path(args.out) / manifest["compare_id"], built)
 
@@ -225,12 +213,12 @@ def main(argv=None):
     if args.merge and not args.run_ids:
         print("error: --merge needs the RUN_ID of a run split over several k6 instances", file=sys.stderr)
         return 2
-    folders = [Path(a) for a in args.run_ids if Path(a).is_dir()]
-    run_ids = [a for a in args.run_ids if not Path(a).is_dir()]
-    dirs += [str(f) for f in folders]
+    # A run given as its folder renders from it; the others are run ids.
+    folders = {a: Path(a) for a in args.run_ids if Path(a).is_dir()}
+    dirs += [str(f) for f in folders.values()]
     merged = []
     try:
-        for rid in run_ids:
+        for rid in (a for a in args.run_ids if a not in folders):
             code = merge(rid, dirs, args.merge)
             if args.merge and code is None:
                 raise MissingData(
@@ -238,7 +226,7 @@ def main(argv=None):
                     "to merge: --merge is for runs split over several k6 instances"
                 )
             merged.append(code)
-        runs = [(find([Path(a)]), Path(a)) if Path(a).is_dir() else (find(dirs, a), None) for a in args.run_ids]
+        runs = [(find([folders[a]]), folders[a]) if a in folders else (find(dirs, a), None) for a in args.run_ids]
         runs = runs or [(find(dirs), None)]
     except MissingData as e:
         print(f"error: {e}", file=sys.stderr)

@@ -155,6 +155,17 @@ def main(argv=None):
     return write(manifest, args.results or [str(RESULTS)], out)
 
 
+def runs_manifest(columns):
+    """The manifest of a comparison of runs already made (report.sh RUN RUN,
+    compare --run FOLDER): a column per run, named by its run id; columns:
+    each one's run_id and what else it says (influx, folder...)."""
+    return {
+        "compare_id": "compare-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
+        "runs": True,
+        "brokers": [{"name": c["run_id"], "kind": "run", "status": "ran", **c} for c in columns],
+    }
+
+
 def write(manifest, dirs, out, built=None):
     """Writes the comparison of manifest's brokers (or runs) to out:
     compare.md, its charts and results.json. The one writer of compare.md:
