@@ -20,7 +20,6 @@ from mqttbench import ROOT
 SCRIPTS = {
     "bench": ("scripts/bench.sh", "run a scenario against one broker and write its report"),
     "compare": ("scripts/compare.sh", "brokers, builds or saved runs (--run) side by side, regressions judged"),
-    "stack": ("scripts/stack.sh", "the native stack: up, down, status, restart SERVICE"),
     "conformance": ("scripts/conformance.sh", "check that a running broker does what the project assumes"),
     "report": ("scripts/report.sh", "turn a run's result file into its report"),
     "capacity": ("scripts/capacity.sh", "search the load at the broker's CPU target"),
@@ -35,6 +34,8 @@ def parser():
     for name, (script, what) in SCRIPTS.items():
         p = sub.add_parser(name, help=what, description=f"{what} ({script}; its --help says the rest)", add_help=False)
         p.add_argument("args", nargs=argparse.REMAINDER, help=f"the arguments of {script}")
+    st = sub.add_parser("stack", help="the stack: up, ensure, down, status, restart SERVICE", add_help=False)
+    st.add_argument("args", nargs=argparse.REMAINDER, help="python -m mqttbench stack --help says the rest")
     gen = sub.add_parser(
         "generate", help="write the generated files (dashboards, broker READMEs, tables, schema, policy)"
     )
@@ -49,6 +50,10 @@ def main(argv=None):
         from mqttbench.compare.__main__ import main as compare
 
         return compare(argv[1:])
+    if argv[:1] == ["stack"]:
+        from mqttbench.stack.__main__ import main as stack
+
+        return stack(argv[1:])
     if argv[:1] and argv[0] in SCRIPTS:
         # Everything after the command is the script's, --help included.
         script = str(ROOT / SCRIPTS[argv[0]][0])

@@ -216,13 +216,7 @@ impair_traps() {
 if [[ "$mode" == native ]]; then
   read -ra plan <<<"$(setup_plan "$broker" "$impair")"
   SETUP_BROKER="$broker" "$ROOT/scripts/setup.sh" "${plan[@]}"
-  if "$ROOT/scripts/stack.sh" status >/dev/null 2>&1; then
-    running="$(cat "$STATE/broker" 2>/dev/null || true)"
-    [[ "$running" == "$broker" ]] || die "the native stack runs broker '$running': scripts/stack.sh down first"
-    log "native stack already up"
-  else
-    "$ROOT/scripts/stack.sh" up --broker "$broker"
-  fi
+  "$ROOT/scripts/stack.sh" ensure --broker "$broker"
   secrets=$(secrets_file)
   # shellcheck source=/dev/null # generated secrets, not in the repo
   [[ -f "$secrets" ]] && { set -a; . "$secrets"; set +a; }
@@ -253,9 +247,7 @@ if [[ "$mode" == native ]]; then
   merge() { "$(k6_bin)" x mqtt-merge "$run_id" --dir "$RESULTS/raw"; }
   impair_stop
 else
-  compose_profile "$broker" || exit 1
-  log "starting the $broker profile and waiting until healthy"
-  compose --profile "$broker" up -d --wait
+  "$ROOT/scripts/stack.sh" --compose ensure --broker "$broker"
   # compose run builds the k6 image (k6/Dockerfile) when it is missing. The
   # InfluxDB output is named here too: a --out of the user's replaces K6_OUT.
   impair_env=()

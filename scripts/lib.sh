@@ -127,16 +127,10 @@ k6_bin()       { python3 -P -m mqttbench.k6 bin; }
 staticcheck_bin() { echo "$CACHE/staticcheck/$STATICCHECK_VERSION/staticcheck"; }
 toxiproxy_bin() { echo "$CACHE/toxiproxy/$TOXIPROXY_VERSION/toxiproxy-server"; }
 
-# The telegraf build tags decide the binary, so they are part of its key.
-TELEGRAF_PLUGINS=(
-  inputs.cpu inputs.mem inputs.system inputs.net inputs.netstat inputs.diskio
-  inputs.procstat inputs.docker inputs.mqtt_consumer inputs.prometheus
-  inputs.influxdb_listener inputs.internal
-  outputs.influxdb_v2 outputs.file
-  parsers.influx parsers.json parsers.prometheus parsers.value
-  serializers.influx serializers.json
-)
-telegraf_key() { printf '%s\n' "${TELEGRAF_PLUGINS[@]}" | sha256sum | cut -c1-10; }
+# The telegraf build tags decide the binary, so they are part of its key
+# (telegraf/plugins.txt, one per line: mqttbench/settings.py reads it too).
+mapfile -t TELEGRAF_PLUGINS <"$ROOT/telegraf/plugins.txt"
+telegraf_key() { sha256sum <"$ROOT/telegraf/plugins.txt" | cut -c1-10; }
 
 # Ports of the native stack: every one can be overridden.
 : "${INFLUXDB_PORT:=8086}"
@@ -217,37 +211,8 @@ broker_image() {
 }
 
 # port_holder PORT: who listens on PORT and the one command that frees it,
-# as one phrase ("the compose project mqtt-bench (container ...): docker
-# compose -p mqtt-bench down", "python3 (pid 12: ...): kill 12"); fails
-# when nothing listens. A process in a
-# container (host networking) or Docker's proxy of a published port is named
-# by its compose project; any other by its name, pid and command line.
-port_holder() {
-  local line pid="" comm="" cid="" what
-  line=$(ss -Htlnp "sport = :$1" 2>/dev/null | head -n 1)
-  [[ -n "$line" ]] || return 1
-  [[ "$line" =~ \(\(\"([^\"]+)\",pid=([0-9]+) ]] && comm="${BASH_REMATCH[1]}" pid="${BASH_REMATCH[2]}"
-  if [[ -z "$pid" ]]; then
-    echo "a process this user cannot see (run ss -tlnp 'sport = :$1' as root)"
-    return 0
-  fi
-  if [[ "$comm" == docker-proxy ]]; then
-    cid=$(docker ps -q --filter "publish=$1" 2>/dev/null | head -n 1)
-  else
-    cid=$(grep -oE '[0-9a-f]{64}' "/proc/$pid/cgroup" 2>/dev/null | head -n 1)
-  fi
-  if [[ -n "$cid" ]] &&
-    what=$(docker inspect -f '{{.Name}} {{index .Config.Labels "com.docker.compose.project"}}' "$cid" 2>/dev/null); then
-    what="${what#/}"
-    if [[ -n "${what#* }" ]]; then
-      echo "the compose project ${what#* } (container ${what%% *}, $comm pid $pid): docker compose -p ${what#* } down"
-    else
-      echo "the container ${what%% *} ($comm pid $pid): docker stop ${what%% *}"
-    fi
-    return 0
-  fi
-  echo "$comm (pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120 | sed 's/ *$//')): kill $pid"
-}
+# as one phrase (mqttbench/stack/ports.py); fails when nothing listens.
+port_holder() { python3 -P -m mqttbench.stack.ports holder "$1"; }
 
 # stack_mode BROKER...: "compose" when a Docker engine answers and the core's
 # and these brokers' images are present, else "native"; logs why.
@@ -268,8 +233,7 @@ stack_mode() {
   echo compose
 }
 
-# The stacks' secrets and InfluxDB's token: their own file, one reader and
-# writer of them (secrets_file, ensure_secrets, compose_secret, influx_curl,
-# load_influx_token).
+# The stacks' secrets and InfluxDB's token as the shell reads them
+# (secrets_file, compose_secret, influx_curl, load_influx_token).
 # shellcheck source=lib_secrets.sh
 . "$ROOT/scripts/lib_secrets.sh"

@@ -26,6 +26,7 @@ LAYERS = [
     "generated",
     "flux_filters",
     "verdict_policy",
+    "settings",
     "",  # mqttbench/__init__.py: ROOT
 ]
 

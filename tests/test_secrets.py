@@ -2,7 +2,6 @@
 (which every user of the machine can read in ps and /proc)."""
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,21 +16,20 @@ def env_file(path):
     return dict(line.split("=", 1) for line in Path(path).read_text().splitlines() if "=" in line)
 
 
+def ensure_secrets(local):
+    """The stack's secrets file at local, made as `stack.sh up` makes it
+    (mqttbench/stack/secrets.py), in a process of its own; its token on stdout."""
+    code = "from mqttbench.stack import secrets; print(secrets.ensure()['INFLUX_TOKEN'])"
+    env = dict(os.environ, MQTTBENCH_SECRETS=str(local), PYTHONPATH=str(ROOT))
+    return subprocess.run(["python3", "-P", "-c", code], env=env, text=True, capture_output=True)
+
+
 def test_empty_secret_entries_are_regenerated_and_the_rest_kept(tmp_path):
-    # A copy of lib.sh (and the lib_secrets.sh it sources) and .env, so that the test's .env.local is its own.
-    (tmp_path / "scripts").mkdir()
-    for name in ("lib.sh", "lib_secrets.sh"):
-        shutil.copy(ROOT / "scripts" / name, tmp_path / "scripts" / name)
-    shutil.copy(ROOT / ".env", tmp_path / ".env")
     local = tmp_path / ".env.local"
     lines = ["# my notes", "MY_SETTING=keep-me", "INFLUX_TOKEN=", "INFLUXDB_ADMIN_PASSWORD=chosen-by-me"]
     # An empty entry after a chosen one: sourcing the file, the last counts.
     local.write_text("\n".join([*lines, "INFLUXDB_ADMIN_PASSWORD=''"]) + "\n")
-    r = subprocess.run(
-        ["bash", "-c", f'set -euo pipefail; . {tmp_path}/scripts/lib.sh; ensure_secrets; echo "$INFLUX_TOKEN"'],
-        text=True,
-        capture_output=True,
-    )
+    r = ensure_secrets(local)
     assert r.returncode == 0, r.stderr
     got = env_file(local)
     for name in SECRET_NAMES:
@@ -46,7 +44,7 @@ def test_empty_secret_entries_are_regenerated_and_the_rest_kept(tmp_path):
     assert oct(local.stat().st_mode & 0o777) == "0o600"
     # A second run changes nothing.
     before = local.read_text()
-    subprocess.run(["bash", "-c", f". {tmp_path}/scripts/lib.sh; ensure_secrets"], check=True)
+    assert ensure_secrets(local).returncode == 0
     assert local.read_text() == before
 
 

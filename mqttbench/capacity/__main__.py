@@ -39,6 +39,7 @@ from pathlib import Path
 from mqttbench import RESULTS, ROOT
 from mqttbench.report.influx import Influx
 from mqttbench.report.results import MissingData
+from mqttbench.stack import StackError, open_stack
 
 from . import output
 from .search import DEFAULT_CPU_TARGET, DEFAULT_PRECISION, GENERATOR, Bounds, Search, judge
@@ -69,6 +70,11 @@ def parse(argv):
     who = ap.add_mutually_exclusive_group(required=True)
     who.add_argument("--broker", help="the stack's broker (brokers/NAME): natively one with [native]; --compose: any")
     who.add_argument("--target", help="NAME=URL: a broker running elsewhere (not started or stopped here)")
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--native", dest="stack", action="store_const", const="native", default="native",
+                       help="--broker runs on the native stack (default; started when it is down)")  # fmt: skip
+    where.add_argument("--compose", dest="stack", action="store_const", const="compose",
+                       help="--broker runs under compose (its profile started when it is down)")  # fmt: skip
     ap.add_argument("--scenario", default="p2p", help="a scenario of k6/scenarios (default p2p)")
     ap.add_argument("--qos", type=int, choices=[0, 1, 2], default=1)
     ap.add_argument("--cpu-target", type=positive, default=DEFAULT_CPU_TARGET, help="%% of the broker's CPUs")
@@ -115,12 +121,23 @@ def parse(argv):
 
 
 def target_of(a):
-    """The broker and how its CPU is read: the native stack's broker (procstat,
-    normalised to the host's cores), compose's (its container, normalised to
-    BROKER_CPUS), or an external one (its host's CPU if a Telegraf there
-    reports it)."""
+    """The broker and how its CPU is read: the stack's broker (the stack says
+    how: natively its process, normalised to the host's cores; under compose
+    its container, normalised to BROKER_CPUS), or an external one (its host's
+    CPU if a Telegraf there reports it)."""
+    stack = None
+    if a.broker:
+        stack = open_stack(a.stack, a.broker)
+        try:
+            stack.ensure()
+        except StackError as e:
+            sys.exit(f"error: {e}")
     try:
-        influx = Influx.from_env()
+        if stack:
+            i = stack.influx()
+            influx = Influx(i.url, i.token, i.org, i.bucket)
+        else:
+            influx = Influx.from_env()
     except MissingData as e:
         if not a.no_cpu:
             # Every trial would be judged on a CPU nobody measured: say so
@@ -134,8 +151,8 @@ def target_of(a):
             sys.exit(2)
         influx = None
         print(f"note: {e}: --no-cpu: the broker's CPU is not judged", file=sys.stderr)
-    k6_out = os.environ.get("MQTTBENCH_K6_OUT")
     if a.target:
+        k6_out = os.environ.get("MQTTBENCH_K6_OUT")
         name, url = a.target.split("=", 1)
         return Target(
             name,
@@ -146,15 +163,8 @@ def target_of(a):
             1.0,
             f"{name}'s host CPU (1 - idle), if a Telegraf there reports it with broker={name}",
         )
-    url = os.environ["MQTTBENCH_MQTT_URL"]
-    compose_cpus = os.environ.get("MQTTBENCH_BROKER_CPUS")
-    if compose_cpus:
-        cpus = float(compose_cpus)
-        basis = f"broker container CPU as % of its limit BROKER_CPUS={compose_cpus}"
-    else:
-        cpus = float(os.cpu_count())
-        basis = f"broker process CPU as % of the host's {os.cpu_count()} cores"
-    return Target(a.broker, url, True, influx, k6_out, cpus, basis)
+    cpus, basis = stack.broker_cpus()
+    return Target(a.broker, stack.broker_url(), True, influx, stack.k6_out(), cpus, basis)
 
 
 def main(argv=None):

@@ -5,21 +5,10 @@ benchmarks (k6/bench) and the tests (tests/test_package.py checks that no
 other builds one). Where k6 is the build of this checkout: binary()."""
 
 import hashlib
-import os
-from pathlib import Path
 
-from mqttbench import ROOT
+from mqttbench import ROOT, settings
 
 EXTENSION = ROOT / "k6/extension"
-
-
-def _env_file_value(name):
-    """A variable of .env (the pinned versions), when the environment lacks it."""
-    for line in (ROOT / ".env").read_text().splitlines():
-        key, _, value = line.strip().partition("=")
-        if key == name:
-            return value.strip().strip('"')
-    return None
 
 
 def build_key():
@@ -36,9 +25,7 @@ def build_key():
 
 def binary():
     """This checkout's k6 build (scripts/setup.sh k6 makes it): the cache's, keyed by k6's version and build_key."""
-    cache = Path(os.environ.get("MQTTBENCH_CACHE") or Path.home() / ".cache/mqtt-bench")
-    version = os.environ.get("K6_VERSION") or _env_file_value("K6_VERSION")
-    return str(cache / f"k6/{version}-{build_key()}/k6")
+    return str(settings.cache() / f"k6/{settings.get('K6_VERSION')}-{build_key()}/k6")
 
 
 def segment_of(index, count):
