@@ -18,7 +18,6 @@ from mqttbench import ROOT
 # Commands whose logic is still shell, each run as its script (moving into
 # this package step by step; the scripts stay the documented commands).
 SCRIPTS = {
-    "bench": ("scripts/bench.sh", "run a scenario against one broker and write its report"),
     "compare": ("scripts/compare.sh", "brokers, builds or saved runs (--run) side by side, regressions judged"),
     "conformance": ("scripts/conformance.sh", "check that a running broker does what the project assumes"),
     "report": ("scripts/report.sh", "turn a run's result file into its report"),
@@ -34,6 +33,8 @@ def parser():
     for name, (script, what) in SCRIPTS.items():
         p = sub.add_parser(name, help=what, description=f"{what} ({script}; its --help says the rest)", add_help=False)
         p.add_argument("args", nargs=argparse.REMAINDER, help=f"the arguments of {script}")
+    b = sub.add_parser("bench", help="run a scenario against one broker and write its report", add_help=False)
+    b.add_argument("args", nargs=argparse.REMAINDER, help="python -m mqttbench bench --help says the rest")
     st = sub.add_parser("stack", help="the stack: up, ensure, down, status, restart SERVICE", add_help=False)
     st.add_argument("args", nargs=argparse.REMAINDER, help="python -m mqttbench stack --help says the rest")
     gen = sub.add_parser(
@@ -50,6 +51,10 @@ def main(argv=None):
         from mqttbench.compare.__main__ import main as compare
 
         return compare(argv[1:])
+    if argv[:1] == ["bench"]:
+        from mqttbench.bench.__main__ import main as bench
+
+        return bench(argv[1:])
     if argv[:1] == ["stack"]:
         from mqttbench.stack.__main__ import main as stack
 

@@ -70,18 +70,6 @@ step() {
   fi
 }
 
-# setup_plan BROKER [IMPAIR]: the setup steps (scripts/setup/) a native bench
-# of BROKER uses, in setup.sh's order: Debian's packages (Mosquitto, the
-# clients, a broker's [native] debian), Python for the report, Telegraf, k6,
-# InfluxDB, the broker's own build if it has one (HiveMQ CE), Toxiproxy for
-# --impair. Not compose or staticcheck: a first run builds only these.
-setup_plan() {
-  local broker="$1" impair="${2:-}" steps=(debian python telegraf k6 influxd)
-  [[ -x "$ROOT/scripts/setup/$broker.sh" ]] && steps+=("$broker")
-  [[ -n "$impair" ]] && steps+=(toxiproxy)
-  echo "${steps[@]}"
-}
-
 # The brokers: each folder of brokers/ with a broker.toml, the one place
 # that describes a broker (a new folder is a new broker everywhere).
 brokers() {
@@ -129,6 +117,7 @@ toxiproxy_bin() { echo "$CACHE/toxiproxy/$TOXIPROXY_VERSION/toxiproxy-server"; }
 
 # The telegraf build tags decide the binary, so they are part of its key
 # (telegraf/plugins.txt, one per line: mqttbench/settings.py reads it too).
+# shellcheck disable=SC2034 # read by scripts/setup/telegraf.sh
 mapfile -t TELEGRAF_PLUGINS <"$ROOT/telegraf/plugins.txt"
 telegraf_key() { sha256sum <"$ROOT/telegraf/plugins.txt" | cut -c1-10; }
 
@@ -193,22 +182,7 @@ compose() {
 # version topic (each broker.toml's version_topic: the broker at a URL may be
 # any of them), not what a variable or the binary first on PATH names; empty
 # when it says none.
-broker_version() {
-  local topic args=()
-  command -v mosquitto_sub >/dev/null || return 0
-  while read -r topic; do args+=(-t "$topic"); done < <(python3 -P -m mqttbench.brokers.facts values version_topic)
-  ((${#args[@]})) || return 0
-  timeout 5 mosquitto_sub -h "$1" -p "$2" "${args[@]}" -C 1 -W 4 2>/dev/null || true
-}
-
-# broker_image BROKER: the image the compose broker's running container was
-# created from, as docker inspect reports it (a *_IMAGE of the shell's or an
-# override file may name another than .env's); empty when none runs.
-broker_image() {
-  local id
-  id=$(compose --profile "$1" ps -q "$1" 2>/dev/null | head -n 1) || true
-  [[ -z "$id" ]] || docker inspect --format '{{.Config.Image}}' "$id" 2>/dev/null || true
-}
+broker_version() { python3 -P -m mqttbench.brokers.version "$1" "$2"; }
 
 # port_holder PORT: who listens on PORT and the one command that frees it,
 # as one phrase (mqttbench/stack/ports.py); fails when nothing listens.
@@ -216,22 +190,7 @@ port_holder() { python3 -P -m mqttbench.stack.ports holder "$1"; }
 
 # stack_mode BROKER...: "compose" when a Docker engine answers and the core's
 # and these brokers' images are present, else "native"; logs why.
-stack_mode() {
-  local img b var images=("$INFLUXDB_IMAGE" "$TELEGRAF_IMAGE" "$GRAFANA_IMAGE" "$NODE_EXPORTER_IMAGE" "$TOXIPROXY_IMAGE")
-  for b in "$@"; do var=$(pinned_image "$b") && images+=("${var#*=}"); done
-  if ! docker info >/dev/null 2>&1; then
-    log "using the native stack: no Docker engine answers here (docker info failed)"
-    echo native; return
-  fi
-  for img in "${images[@]}"; do
-    if ! docker image inspect "$img" >/dev/null 2>&1; then
-      log "using the native stack: image $img is not present locally (docker pull it, or --compose)"
-      echo native; return
-    fi
-  done
-  log "running under compose: Docker and the images of $* are present"
-  echo compose
-}
+stack_mode() { python3 -P -m mqttbench.stack kind "$@"; }
 
 # The stacks' secrets and InfluxDB's token as the shell reads them
 # (secrets_file, compose_secret, influx_curl, load_influx_token).

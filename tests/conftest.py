@@ -29,6 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # (python -m mqttbench.report, the scripts) import it from the same checkout.
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+# The tests live in folders named as the code they test (tests/stack,
+# tests/report, ...), and some take a fixture or helper of another area's
+# module (from test_scenarios import mosquitto): every area is importable
+# by the module's name, as pytest itself imports it (rootdir-relative
+# basenames, unique across the folders).
+sys.path[1:1] = [str(d) for d in sorted(Path(__file__).parent.iterdir()) if d.is_dir() and any(d.glob("test_*.py"))]
 
 # The tests write nothing into the checkout: every run, report and
 # comparison of theirs goes to a results folder of the session's
@@ -328,7 +334,7 @@ def project_mosquitto(tmp):
     """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its plain
     listener moved to a free loopback port (as scripts/stack.sh does) and
     its TLS and WebSocket listeners left out (they need the stack's TLS
-    files; tests/test_tls.py and test_websocket.py run them through
+    files; tests/scenarios/test_tls.py and test_websocket.py run them through
     scripts/stack.sh), logging to tmp/mosquitto.log; yields (port, log path)."""
     assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
     port = free_port()

@@ -38,7 +38,7 @@ SLOTS = [
         "own": 16592,
     },
     # A comparison's own stack, switched from broker to broker by compare.sh
-    # (tests/test_compare_native_brokers.py), beside the two above.
+    # (tests/compare/test_compare_native_brokers.py), beside the two above.
     {
         "INFLUXDB_PORT": 17086,
         "TELEGRAF_K6_PORT": 17187,

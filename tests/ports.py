@@ -3,7 +3,7 @@ that conftest.loopback_port moves by the checkout's and the worker's offset.
 
 Why one plan: pytest-xdist runs the suite in several workers at once, each
 moved by WORKER_STRIDE, so a base may serve one worker only if no other
-base lies a whole number of strides away from it. tests/test_port_plan.py
+base lies a whole number of strides away from it. tests/project/test_port_plan.py
 checks that for MAX_WORKERS workers, and loopback_port refuses a base that
 is not here, so the check covers every server the suite starts.
 
@@ -64,7 +64,7 @@ SPARE = set(range(11800, 11830))
 BASES = frozenset(NATIVE_STACKS | OTHER_NATIVE_STACKS | CONFORMANCE | SINGLE | COMPOSE | SECRETS | SPARE)
 
 # One worker's ports from the next one's: no two bases above lie one, two
-# or three strides of 817 apart (tests/test_port_plan.py finds another
+# or three strides of 817 apart (tests/project/test_port_plan.py finds another
 # when a new base makes this one clash).
 WORKER_STRIDE = 817
 MAX_WORKERS = 4

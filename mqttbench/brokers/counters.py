@@ -1,7 +1,7 @@
 """A broker's own message counters (the [counters] table of
 brokers/<name>/broker.toml) and what a run should have moved them by, so
 that k6's counts are checked against the broker's, offsets computed from
-the facts rather than waved through. Used by tests/test_broker_captures.py
+the facts rather than waved through. Used by tests/brokers/test_broker_captures.py
 (the real brokers' recorded answers) and tests/conformance (a live broker)."""
 
 import dataclasses

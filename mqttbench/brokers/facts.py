@@ -20,6 +20,12 @@ BEGIN = "<!-- broker facts: rendered from broker.toml by mqttbench/brokers/facts
 END = "<!-- end of broker facts -->"
 
 
+def default_broker():
+    """The broker a command runs when none is named: the README's, and the
+    profile of .env's COMPOSE_PROFILES."""
+    return "mosquitto"
+
+
 def names():
     return sorted(p.parent.name for p in BROKERS.glob("*/broker.toml"))
 

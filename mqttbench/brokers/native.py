@@ -104,14 +104,22 @@ def plan(name, state):
     array("native_stop", [shlex.join(c) for c in p["stop"]])
 
 
-def version(name):
+def version_of(name):
+    """The installed broker's version, as its [native] version command tells it (or None)."""
     table = native(name)
     if "version" not in table:
-        return
-    out = subprocess.run(table["version"], capture_output=True, text=True, check=False)
+        return None
+    try:
+        out = subprocess.run(table["version"], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
     found = re.search(table["version_pattern"], out.stdout + out.stderr, re.M)
-    if found:
-        print(found[1])
+    return found[1] if found else None
+
+
+def version(name):
+    if v := version_of(name):
+        print(v)
 
 
 def main():

@@ -8,7 +8,7 @@ from mqttbench.dashboards.flux import DS, RATE_REACHED, SYS_INTERVAL_S, k6_sum
 from mqttbench.dashboards.variables import ANNOTATIONS, VARIABLES
 
 # Dashboard JSON schema version. 41 is at or below the latest version of
-# Grafana 12.2.1's migrator (41 or 42: see tests/test_grafana_upstream.py),
+# Grafana 12.2.1's migrator (41 or 42: see tests/dashboards/test_grafana_upstream.py),
 # and the migrations 40-42 change nothing in these dashboards (refresh is a
 # string, no timepicker.time_options, no hideFrom overrides).
 SCHEMA_VERSION = 41

@@ -68,7 +68,7 @@ def events(text, tags="r.run_id"):
     a frame whose fields are its columns (with _value it is a time series,
     its other columns labels, and there is no text field); the annotation
     then takes the first time field as time, the field `text` as text and
-    `tags` split on commas as tags (see tests/test_grafana_upstream.py)."""
+    `tags` split on commas as tags (see tests/dashboards/test_grafana_upstream.py)."""
     return (
         "  |> group()\n"
         '  |> sort(columns: ["_time"])\n'

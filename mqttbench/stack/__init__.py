@@ -3,11 +3,41 @@ node_exporter, natively (native.py) or under compose (compose.py), behind
 one interface (base.py), so that what runs on it never asks which.
 open_stack() picks one."""
 
+import subprocess
+
+from mqttbench import settings
+from mqttbench.brokers import facts as broker_facts
+from mqttbench.outcome import log
 from mqttbench.stack.base import Influx, Service, Stack, StackError
 from mqttbench.stack.compose import ComposeStack
 from mqttbench.stack.native import NativeStack
 
-__all__ = ["Influx", "Service", "Stack", "StackError", "open_stack"]
+__all__ = ["Influx", "Service", "Stack", "StackError", "choose_kind", "open_stack"]
+
+
+def choose_kind(brokers):
+    """ "compose" when a Docker engine answers and the core's and these
+    brokers' images are present, else "native"; logs why."""
+    env = settings.settings()
+    images = [env[v] for v in ("INFLUXDB_IMAGE", "TELEGRAF_IMAGE", "GRAFANA_IMAGE", "NODE_EXPORTER_IMAGE",
+                               "TOXIPROXY_IMAGE")]  # fmt: skip
+    images += [env.get(broker_facts.load(b)["image"], "") for b in brokers]
+
+    def ok(*argv):
+        try:
+            return subprocess.run(argv, capture_output=True, check=False).returncode == 0
+        except OSError:
+            return False
+
+    if not ok("docker", "info"):
+        log("using the native stack: no Docker engine answers here (docker info failed)")
+        return "native"
+    for image in images:
+        if not ok("docker", "image", "inspect", image):
+            log(f"using the native stack: image {image} is not present locally (docker pull it, or --compose)")
+            return "native"
+    log(f"running under compose: Docker and the images of {' '.join(brokers)} are present")
+    return "compose"
 
 
 def open_stack(kind, broker=None, environ=None):

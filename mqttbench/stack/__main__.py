@@ -10,10 +10,10 @@
 native one. Natively, SERVICE is influxd, node_exporter, broker or telegraf."""
 
 import argparse
-import os
 import sys
 
-from mqttbench.stack import StackError, open_stack
+from mqttbench.outcome import end
+from mqttbench.stack import StackError, choose_kind, open_stack
 
 
 def parser():
@@ -30,19 +30,12 @@ def parser():
     return ap
 
 
-def fail(e):
-    """die's output and outcome (scripts/lib.sh): the message on stderr, and
-    appended to MQTTBENCH_OUTCOME when a caller set it."""
-    if e.tail and e.tail.exists():
-        sys.stderr.write("".join(e.tail.read_text(errors="replace").splitlines(keepends=True)[-20:]))
-    print(f"error: {e}", file=sys.stderr)
-    if outcome := os.environ.get("MQTTBENCH_OUTCOME"):
-        with open(outcome, "a") as f:
-            f.write(f"{e}\n")
-    return 1
-
-
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["kind"]:
+        # kind BROKER...: the stack a run of these brokers uses (scripts/lib.sh stack_mode).
+        print(choose_kind(argv[1:]))
+        return 0
     ap = parser()
     args = ap.parse_args(argv)
     needs_service = args.command in ("restart", "stop", "start")
@@ -65,7 +58,7 @@ def main(argv=None):
         else:
             getattr(stack, args.command)()
     except StackError as e:
-        return fail(e)
+        return end(e)
     return 0
 
 

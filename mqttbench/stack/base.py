@@ -1,26 +1,18 @@
 """The interface every stack implements (native.py, compose.py) and what
 its methods return; what runs on a stack asks only this."""
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
+
+from mqttbench.outcome import Stop, log, warn
+
+__all__ = ["Influx", "Service", "Stack", "StackError", "log", "warn"]
 
 
-def log(message):
-    print(f"==> {message}", file=sys.stderr)
-
-
-def warn(message):
-    print(f"warning: {message}", file=sys.stderr)
-
-
-class StackError(Exception):
-    """A stack that cannot start or answer; the message names the fix. tail:
-    a log whose last lines explain it."""
+class StackError(Stop):
+    """A stack that cannot start or answer; the message names the fix."""
 
     def __init__(self, message, tail=None):
-        super().__init__(message)
-        self.tail = Path(tail) if tail else None
+        super().__init__(message, 1, tail)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ import subprocess
 
 from mqttbench import ROOT, settings
 from mqttbench.brokers import facts as broker_facts
+from mqttbench.k6.command import run_argv
 from mqttbench.stack.base import Service, Stack, StackError, log
+from mqttbench.stack.impairment import Impairment
 
 
 class ComposeStack(Stack):
@@ -16,7 +18,7 @@ class ComposeStack(Stack):
 
     def __init__(self, broker=None, environ=None):
         self.env = settings.settings(environ)
-        super().__init__(broker or self.env.get("BROKER") or "mosquitto")
+        super().__init__(broker or self.env.get("BROKER") or broker_facts.default_broker())
 
     def compose(self, *args, capture=True, check=True):
         """docker compose on this project: our pinned build where
@@ -75,7 +77,7 @@ class ComposeStack(Stack):
         return r.stdout.strip() if r.returncode == 0 else None
 
     def influx(self):
-        token = os.environ.get("INFLUX_TOKEN") or self.secret("influx_token")
+        token = self.secret("influx_token") or os.environ.get("INFLUX_TOKEN")
         return self._influx(f"http://127.0.0.1:{self.env['INFLUXDB_PORT']}", token)
 
     def broker_url(self, scheme="mqtt"):
@@ -85,6 +87,66 @@ class ComposeStack(Stack):
     def broker_cpus(self):
         cpus = self.env["BROKER_CPUS"]
         return float(cpus), f"broker container CPU as % of its limit BROKER_CPUS={cpus}"
+
+    # -- what a run on this stack needs
+    # k6 runs in its container, whose source address is its own.
+    source_addresses = False
+
+    def prepare(self, impair=""):
+        """Nothing to build: compose runs the images (and builds k6's)."""
+
+    def image(self):
+        """The image the broker's running container was created from, as docker
+        inspect reports it (an override may name another than .env's)."""
+        ids = self.compose("--profile", self.broker, "ps", "-q", self.broker, check=False).stdout.split()
+        if not ids:
+            return ""
+        r = subprocess.run(["docker", "inspect", "--format", "{{.Config.Image}}", ids[0]],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+        return r.stdout.strip()
+
+    def run_env(self, tls=False):
+        """The version: the caller's, else the broker's answer to the run
+        (compose's k6 service asks it), else its image."""
+        env = {
+            "BROKER_VERSION": os.environ.get("BROKER_VERSION", ""),
+            "BROKER_IMAGE": self.image(),
+            **broker_facts.capabilities_env(self.broker),
+        }
+        if tls:
+            env["MQTT_URL"] = "mqtts://broker:8883"
+        return env
+
+    def impairment(self, spec):
+        """The core's toxiproxy service gets the profile (its TOXIPROXY_LISTEN,
+        TOXIPROXY_UPSTREAM and TOXIPROXY_API, from compose.yaml and any
+        override), as the k6 container reaches it."""
+        config = json.loads(self.compose("config", "--format", "json").stdout)
+        env = config["services"].get("toxiproxy", {}).get("environment") or {}
+        if not env.get("TOXIPROXY_LISTEN"):
+            raise StackError("--impair under compose needs the toxiproxy service of compose.yaml "
+                             "(with TOXIPROXY_LISTEN and TOXIPROXY_UPSTREAM)")  # fmt: skip
+        i = Impairment(spec, f"http://127.0.0.1:{self.env.get('TOXIPROXY_PORT', '8474')}")
+        if not i.answers():
+            raise StackError(f"--impair: the toxiproxy service does not answer at {i.api} "
+                             "(docker compose ps toxiproxy; TOXIPROXY_PORT)")  # fmt: skip
+        # A proxy an earlier run left (it was killed before its cleanup) goes first.
+        i.close()
+        i.apply(env["TOXIPROXY_LISTEN"], env["TOXIPROXY_UPSTREAM"], env.get("TOXIPROXY_API") or "http://toxiproxy:8474")
+        return i
+
+    def _run_prefix(self, env):
+        binary = settings.compose_bin(self.env)
+        dc = [str(binary)] if os.access(binary, os.X_OK) else ["docker", "compose"]
+        # Each variable by name: compose takes its value from the environment, not argv.
+        return [*dc, "--project-directory", str(ROOT), "run", "--rm", *(a for n in env for a in ("-e", n))]
+
+    def k6_command(self, scenario, run_env, **options):
+        argv = run_argv(f"{scenario}.js", k6="k6", out=[self.k6_out()], **options)
+        return [*self._run_prefix(run_env), *argv], {**os.environ, **self.env, **run_env}
+
+    def merge_command(self, run_id):
+        return [*self._run_prefix({}), "k6", "x", "mqtt-merge", run_id, "--dir", "/results"], {**os.environ, **self.env}
 
     def k6_out(self):
         """The k6 service's own output, as this project's compose files resolve

@@ -6,12 +6,18 @@ way (no secrets there)."""
 
 import os
 import shlex
+import subprocess
 import time
+import urllib.request
 
-from mqttbench import settings
+from mqttbench import RESULTS, ROOT, settings
+from mqttbench.brokers import facts as broker_facts
 from mqttbench.brokers import native as broker_native
+from mqttbench.brokers import version as broker_version
+from mqttbench.k6.command import binary, run_argv
 from mqttbench.stack import secrets as stack_secrets
 from mqttbench.stack.base import Service, Stack, StackError, log, warn
+from mqttbench.stack.impairment import Impairment
 from mqttbench.stack.native_services import NativeServices
 from mqttbench.stack.ports import holder
 from mqttbench.stack.processes import Processes
@@ -34,7 +40,7 @@ class NativeStack(NativeServices, Stack):
         self.env = settings.settings(environ)
         self.state = settings.state(self.env)
         self.procs = Processes(self.state)
-        super().__init__(broker or self.env.get("BROKER") or "mosquitto")
+        super().__init__(broker or self.env.get("BROKER") or broker_facts.default_broker())
         self.env["BROKER"] = self.broker
 
     # -- what the other parts ask of a stack
@@ -47,10 +53,26 @@ class NativeStack(NativeServices, Stack):
             return None
 
     def influx(self):
-        token = os.environ.get("INFLUX_TOKEN") or stack_secrets.read(stack_secrets.secrets_file(self.env)).get(
-            "INFLUX_TOKEN"
-        )
-        return self._influx(f"http://127.0.0.1:{self.env['INFLUXDB_PORT']}", token)
+        """The stack's own token (its secrets file), else the caller's."""
+        token = stack_secrets.read(stack_secrets.secrets_file(self.env)).get("INFLUX_TOKEN")
+        return self._influx(f"http://127.0.0.1:{self.env['INFLUXDB_PORT']}", token or os.environ.get("INFLUX_TOKEN"))
+
+    def ensure(self):
+        """Up, and its InfluxDB takes the token of its secrets file."""
+        super().ensure()
+        where = stack_secrets.secrets_file(self.env)
+        token = stack_secrets.read(where).get("INFLUX_TOKEN")
+        if not token:
+            raise StackError(f"INFLUX_TOKEN is missing from {where}: scripts/stack.sh down, then remove "
+                             f"{self.state / 'influxdb'} and rerun (a new token is generated)")  # fmt: skip
+        request = urllib.request.Request(f"http://127.0.0.1:{self.env['INFLUXDB_PORT']}/api/v2/buckets",
+                                         headers={"Authorization": f"Token {token}"})  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=10):
+                pass
+        except OSError:
+            raise StackError(f"InfluxDB at 127.0.0.1:{self.env['INFLUXDB_PORT']} refuses INFLUX_TOKEN from {where}: "
+                             "check scripts/stack.sh status") from None  # fmt: skip
 
     def broker_url(self, scheme="mqtt"):
         port = {"mqtt": "MQTT_PORT", "mqtts": "MQTTS_PORT", "ws": "WS_PORT"}[scheme]
@@ -61,6 +83,65 @@ class NativeStack(NativeServices, Stack):
 
     def broker_cpus(self):
         return float(os.cpu_count()), f"broker process CPU as % of the host's {os.cpu_count()} cores"
+
+    # -- what a run on this stack needs
+    # k6 instances on this host, each with a loopback source address of its own.
+    source_addresses = True
+
+    def setup_steps(self, impair=""):
+        """The setup steps (scripts/setup/) a run uses, in setup.sh's order:
+        Debian's packages (the broker's [native] debian among them), Python
+        for the report, Telegraf, k6, InfluxDB, the broker's own build if it
+        has one (HiveMQ CE), Toxiproxy for --impair. Not compose or
+        staticcheck: a first run builds only these."""
+        steps = ["debian", "python", "telegraf", "k6", "influxd"]
+        if os.access(ROOT / f"scripts/setup/{self.broker}.sh", os.X_OK):
+            steps.append(self.broker)
+        return steps + (["toxiproxy"] if impair else [])
+
+    def prepare(self, impair=""):
+        env = {**os.environ, "SETUP_BROKER": self.broker}
+        done = subprocess.run([str(ROOT / "scripts/setup.sh"), *self.setup_steps(impair)], env=env, check=False)
+        if done.returncode:
+            raise StackError(f"the setup of {self.broker}'s native run failed (scripts/setup.sh, above)")
+
+    def run_env(self, tls=False):
+        """MQTT_URL, the broker's version and what it can do, for a run."""
+        # BROKER_VERSION given wins: a build whose $SYS does not tell it apart (History: per version).
+        version, source = os.environ.get("BROKER_VERSION", ""), "BROKER_VERSION"
+        if not version:
+            version = broker_version.asked("127.0.0.1", self.env["MQTT_PORT"])
+            source = f"its version_topic (brokers/{self.broker}/broker.toml)"
+        if not version:
+            # A broker with no version_topic in its broker.toml (HiveMQ, RabbitMQ): its [native] version.
+            version, source = broker_native.version_of(self.broker) or "", "its [native] version command"
+        return {
+            "MQTT_URL": self.broker_url("mqtts" if tls else "mqtt"),
+            "BROKER_VERSION": version,
+            "BROKER_VERSION_SOURCE": source,
+            "RESULTS_DIR": str(RESULTS / "raw"),
+            **broker_facts.capabilities_env(self.broker, native=True),
+        }
+
+    def impairment(self, spec):
+        port, mqtt_port = self.env.get("TOXIPROXY_PORT", "8474"), self.env.get("TOXIPROXY_MQTT_PORT", "21883")
+        i = Impairment(spec, f"http://127.0.0.1:{port}")
+        try:
+            i.start_server(self.state, port, mqtt_port)
+            i.apply(f"127.0.0.1:{mqtt_port}", f"127.0.0.1:{self.env['MQTT_PORT']}", i.api)
+        except BaseException:
+            i.close()
+            raise
+        return i
+
+    def k6_command(self, scenario, run_env, **options):
+        """The command line of one k6 process (options: run_argv's) and its
+        environment, with run_env: the run's own variables."""
+        argv = run_argv(ROOT / f"k6/scenarios/{scenario}.js", out=[self.k6_out()], **options)
+        return argv, {**os.environ, **run_env}
+
+    def merge_command(self, run_id):
+        return [binary(), "x", "mqtt-merge", run_id, "--dir", str(RESULTS / "raw")], dict(os.environ)
 
     # -- up, down, status
     def check_broker(self):
@@ -79,9 +160,9 @@ class NativeStack(NativeServices, Stack):
 
     def up(self):
         self.check_broker()
-        for binary in (settings.influxd_bin(self.env), settings.telegraf_bin(self.env)):
-            if not os.access(binary, os.X_OK):
-                raise StackError(f"{binary} is missing: run scripts/setup.sh first")
+        for built in (settings.influxd_bin(self.env), settings.telegraf_bin(self.env)):
+            if not os.access(built, os.X_OK):
+                raise StackError(f"{built} is missing: run scripts/setup.sh first")
         running = [s for s in SERVICES if self.procs.ours(s).pid]
         if running:
             raise StackError(

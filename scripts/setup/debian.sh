@@ -2,8 +2,8 @@
 # Debian packages: the native brokers' (each broker.toml's [native] debian),
 # node_exporter, the MQTT clients the scripts and tests use,
 # the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env), and the
-# headless browser the tests open dashboards with (tests/test_live_view.py).
-# With SETUP_BROKER (scripts/bench.sh's plan, lib.sh setup_plan): that
+# headless browser the tests open dashboards with (tests/bench/test_live_view.py).
+# With SETUP_BROKER (scripts/bench.sh's plan, mqttbench/stack/native.py setup_steps): that
 # broker's packages and what a run uses, not the linter or the browser.
 set -euo pipefail
 # shellcheck source=../lib.sh

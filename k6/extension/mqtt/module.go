@@ -65,7 +65,7 @@ func (r *RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 }
 
 // Exports the public JS API, what a scenario author uses (index.d.ts
-// describes exactly these; tests/test_public_api.py checks it).
+// describes exactly these; tests/extension/test_public_api.py checks it).
 func (mi *ModuleInstance) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
 		"Client":          mi.newClient,
