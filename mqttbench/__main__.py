@@ -10,18 +10,25 @@ Exit codes, the same in every command:
   99  a run's thresholds failed (k6's own code; the report is written)"""
 
 import argparse
+import importlib
 import os
 import sys
 
 from mqttbench import ROOT
 
-# Commands whose logic is still shell, each run as its script (moving into
-# this package step by step; the scripts stay the documented commands).
+# Commands whose logic is still shell, or that need the venv's libraries
+# (InfluxDB's client, matplotlib), each run as its script (moving into this
+# package step by step; the scripts stay the documented commands).
 SCRIPTS = {
     "compare": ("scripts/compare.sh", "brokers, builds or saved runs (--run) side by side, regressions judged"),
-    "conformance": ("scripts/conformance.sh", "check that a running broker does what the project assumes"),
     "report": ("scripts/report.sh", "turn a run's result file into its report"),
     "capacity": ("scripts/capacity.sh", "search the load at the broker's CPU target"),
+}
+# Commands of the package itself: their module's main(argv).
+MODULES = {
+    "bench": ("mqttbench.bench.__main__", "run a scenario against one broker and write its report"),
+    "conformance": ("mqttbench.conformance", "check that a running broker does what the project assumes"),
+    "stack": ("mqttbench.stack.__main__", "the stack: up, ensure, down, status, restart SERVICE"),
 }
 
 
@@ -33,10 +40,9 @@ def parser():
     for name, (script, what) in SCRIPTS.items():
         p = sub.add_parser(name, help=what, description=f"{what} ({script}; its --help says the rest)", add_help=False)
         p.add_argument("args", nargs=argparse.REMAINDER, help=f"the arguments of {script}")
-    b = sub.add_parser("bench", help="run a scenario against one broker and write its report", add_help=False)
-    b.add_argument("args", nargs=argparse.REMAINDER, help="python -m mqttbench bench --help says the rest")
-    st = sub.add_parser("stack", help="the stack: up, ensure, down, status, restart SERVICE", add_help=False)
-    st.add_argument("args", nargs=argparse.REMAINDER, help="python -m mqttbench stack --help says the rest")
+    for name, (_, what) in MODULES.items():
+        p = sub.add_parser(name, help=what, add_help=False)
+        p.add_argument("args", nargs=argparse.REMAINDER, help=f"python -m mqttbench {name} --help says the rest")
     gen = sub.add_parser(
         "generate", help="write the generated files (dashboards, broker READMEs, tables, schema, policy)"
     )
@@ -51,14 +57,8 @@ def main(argv=None):
         from mqttbench.compare.__main__ import main as compare
 
         return compare(argv[1:])
-    if argv[:1] == ["bench"]:
-        from mqttbench.bench.__main__ import main as bench
-
-        return bench(argv[1:])
-    if argv[:1] == ["stack"]:
-        from mqttbench.stack.__main__ import main as stack
-
-        return stack(argv[1:])
+    if argv[:1] and argv[0] in MODULES:
+        return importlib.import_module(MODULES[argv[0]][0]).main(argv[1:])
     if argv[:1] and argv[0] in SCRIPTS:
         # Everything after the command is the script's, --help included.
         script = str(ROOT / SCRIPTS[argv[0]][0])

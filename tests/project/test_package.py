@@ -19,6 +19,7 @@ LAYERS = [
     "compare",
     "bench",
     "capacity",
+    "conformance",
     "report",
     "dashboards",
     "stack",

@@ -76,3 +76,14 @@ def test_compose_k6_entrypoint_hands_k6_the_brokers_version_facts(tmp_path, give
     p = subprocess.run(["sh", str(ROOT / "scripts/init/k6-broker.sh"), *args], env=env, text=True, capture_output=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == f"topic={EMQX['version_topic']} username=dashboard", p.stdout
+
+
+def test_compares_target_asks_emqx_as_its_broker_toml_says(emqx_like):
+    """A --target of compare.sh is any broker: its version is asked on every
+    broker.toml's version_topic, anonymously and then as each version_username
+    (mqttbench/brokers/version.py), so that EMQX's ACL still tells it."""
+    host, port = emqx_like.removeprefix("mqtt://").split(":")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run(["python3", "-P", "-m", "mqttbench.brokers.version", host, port], env=env, text=True,
+                       capture_output=True, timeout=30)  # fmt: skip
+    assert p.returncode == 0 and p.stdout.strip() == "5.8.6", (p.stdout, p.stderr)
