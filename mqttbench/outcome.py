@@ -17,6 +17,11 @@ class Stop(Exception):
         self.message, self.code, self.tail = message, code, Path(tail) if tail else None
 
 
+def bad(message):
+    """Bad input, refused before anything starts (exit 2)."""
+    return Stop(message, 2)
+
+
 def end(e):
     """Says why the command stops; returns its exit code."""
     if e.tail and e.tail.exists():

@@ -79,19 +79,9 @@ brokers() {
 }
 # is_broker NAME: NAME is one of brokers (a folder name, never a path).
 is_broker() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && -f "$ROOT/brokers/$1/broker.toml" ]]; }
-# is_native NAME: the native stack can run it (its broker.toml has a [native] command).
-is_native() { broker_fact "$1" native.command >/dev/null 2>&1; }
 # broker_fact NAME KEY: one value of brokers/NAME/broker.toml (KEY dotted:
 # image, metrics.telegraf); fails when it is not there.
 broker_fact() { python3 -P -m mqttbench.brokers.facts get "$1" "$2"; }
-# pinned_image NAME: "VARIABLE=image" of the broker's image under compose
-# (the variable of .env its broker.toml names), as pinned, not as it ran
-# (broker_image).
-pinned_image() {
-  local var
-  var=$(broker_fact "$1" image) || return 1
-  printf '%s=%s\n' "$var" "${!var:-}"
-}
 
 # compose_profile NAME: compose.yaml has the broker's profile, named as its
 # folder, with a service of that name; else fails saying what to add.
@@ -163,13 +153,6 @@ go_module_copy() {  # go_module_copy MODULE@VERSION DEST
   cp -r "$dir" "$2"; chmod -R u+w "$2"
 }
 
-# is_result FILE: FILE is a finished run's result (not a claim, nor one
-# instance's part), by the schema string the result's JSON Schema holds.
-is_result() {
-  jq -e --slurpfile s "$ROOT/k6/extension/result/result.schema.json" \
-    '.schema == $s[0].properties.schema.enum[0]' "$1" >/dev/null 2>&1
-}
-
 # compose ARGS...: docker compose on this project, with our pinned build where
 # scripts/setup.sh made it, else the installed plugin.
 compose() {
@@ -178,19 +161,9 @@ compose() {
   "${dc[@]}" --project-directory "$ROOT" "$@"
 }
 
-# broker_version HOST PORT: the version the running broker reports on its
-# version topic (each broker.toml's version_topic: the broker at a URL may be
-# any of them), not what a variable or the binary first on PATH names; empty
-# when it says none.
-broker_version() { python3 -P -m mqttbench.brokers.version "$1" "$2"; }
-
 # port_holder PORT: who listens on PORT and the one command that frees it,
 # as one phrase (mqttbench/stack/ports.py); fails when nothing listens.
 port_holder() { python3 -P -m mqttbench.stack.ports holder "$1"; }
-
-# stack_mode BROKER...: "compose" when a Docker engine answers and the core's
-# and these brokers' images are present, else "native"; logs why.
-stack_mode() { python3 -P -m mqttbench.stack kind "$@"; }
 
 # The stacks' secrets and InfluxDB's token as the shell reads them
 # (secrets_file, compose_secret, influx_curl, load_influx_token).

@@ -1,20 +1,15 @@
-"""python -m mqttbench compare --run FOLDER --run FOLDER [--out DIR]
-
-Saved runs side by side: each FOLDER is a run's folder (reports/<run_id>,
-here or copied from another machine: its result file and series.json), a
-column each, in one compare.md written to DIR/compare-<time>/ (default
-reports/). Nothing is run and InfluxDB is not asked: each column's host and
-broker figures are those its folder saved.
-
-Any other arguments are those of scripts/compare.sh, which runs the brokers
-(its --help says how)."""
+"""python -m mqttbench compare (scripts/compare.sh): brokers side by side, or
+saved runs (--run FOLDER); --help: every option (options.USAGE)."""
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from mqttbench import RESULTS, ROOT
+from mqttbench import RESULTS
+from mqttbench.compare import USAGE
+from mqttbench.compare.options import parse
+from mqttbench.compare.run import compare
+from mqttbench.outcome import Stop, end
 from mqttbench.report import brokers
 from mqttbench.report.results import MissingData, find
 
@@ -28,13 +23,9 @@ def compare_folders(folders, out_root):
     return out
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if "--run" not in argv and not any(a.startswith("--run=") for a in argv):
-        script = str(ROOT / "scripts/compare.sh")
-        os.execv(script, [script, *argv])
+def compare_saved(argv):
     ap = argparse.ArgumentParser(
-        prog="python -m mqttbench compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m mqttbench compare", description=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--run", action="append", required=True, metavar="FOLDER", help="a run's folder (twice or more)")
     ap.add_argument("--out", default=str(RESULTS), help="where compare-<time>/ is written")
@@ -54,6 +45,16 @@ def main(argv=None):
         return 2
     print(f"comparison: {out / 'compare.md'}")
     return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--run" in argv or any(a.startswith("--run=") for a in argv):
+        return compare_saved(argv)
+    try:
+        return compare(parse(argv))
+    except Stop as e:
+        return end(e)
 
 
 if __name__ == "__main__":

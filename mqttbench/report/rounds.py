@@ -1,4 +1,4 @@
-"""A comparison in rounds (scripts/compare.sh --rounds N, compare_rounds.sh):
+"""A comparison in rounds (scripts/compare.sh --rounds N, mqttbench/compare/):
 each column's rounds made one column (the median of every figure, every
 round's value beside it), the verdicts against the baseline column or a
 saved baseline (--against), the --fail-on bounds, and --save-baseline.

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from mqttbench.outcome import end
-from mqttbench.stack import StackError, choose_kind, open_stack
+from mqttbench.stack import StackError, open_stack
 
 
 def parser():
@@ -31,11 +31,6 @@ def parser():
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["kind"]:
-        # kind BROKER...: the stack a run of these brokers uses (scripts/lib.sh stack_mode).
-        print(choose_kind(argv[1:]))
-        return 0
     ap = parser()
     args = ap.parse_args(argv)
     needs_service = args.command in ("restart", "stop", "start")

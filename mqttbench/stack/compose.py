@@ -55,6 +55,10 @@ class ComposeStack(Stack):
     def down(self):
         self.compose("--profile", self.broker, "down", capture=False)
 
+    def stop_broker(self):
+        """The broker's services stopped (its data kept); the core stays up."""
+        self.compose("--profile", self.broker, "stop", self.broker, f"telegraf-{self.broker}", check=False)
+
     def status(self, service=None):
         r = self.compose("--profile", self.broker, "ps", "--format", "json", check=False)
         running = {}

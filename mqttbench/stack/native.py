@@ -177,7 +177,7 @@ class NativeStack(NativeServices, Stack):
             getattr(self, f"start_{s}")()
         (self.state / "broker").write_text(f"{self.broker}\n")
         # Started here, by hand or by bench.sh: no comparison's to switch any
-        # more (scripts/compare_runs.sh marks the stacks it started).
+        # more (mqttbench/compare marks the stacks it started).
         (self.state / "compared").unlink(missing_ok=True)
         e = self.env
         log(

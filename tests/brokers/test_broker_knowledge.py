@@ -168,7 +168,7 @@ def test_a_new_broker_folder_runs_natively_compares_and_fills_the_broker_variabl
 
 
 def test_the_version_a_run_records_is_read_on_the_topics_the_broker_folders_name(tree, tmp_path):
-    """broker_version asks the broker at a URL on every broker.toml's
+    """mqttbench/brokers/version.py asks the broker at a URL on every broker.toml's
     version_topic, not on topics a script knows: a folder that names another
     topic is heard on it, and a broker none names says nothing."""
 
@@ -179,8 +179,9 @@ def test_the_version_a_run_records_is_read_on_the_topics_the_broker_folders_name
     copy.write_text('version_topic = "bench/version"\n' + copy.read_text())
 
     def version(root, port):
-        cmd = f'source "{root}/scripts/lib.sh"; broker_version 127.0.0.1 {port}'
-        return subprocess.run(["bash", "-c", cmd], text=True, capture_output=True, timeout=30).stdout.strip()
+        cmd = ["python3", "-P", "-m", "mqttbench.brokers.version", "127.0.0.1", str(port)]
+        env = dict(os.environ, PYTHONPATH=str(root))
+        return subprocess.run(cmd, env=env, text=True, capture_output=True, timeout=30).stdout.strip()
 
     with project_mosquitto(tmp_path) as (port, _):
         assert version(ROOT, port).startswith("mosquitto version "), "the checkout's folders name $SYS/broker/version"

@@ -13,6 +13,8 @@ from test_compare import REPORTS, cleanup, compare, table
 
 from conftest import RESULTS, ROOT, run_k6
 from mqttbench.brokers import facts as broker_facts
+from mqttbench.compare.columns import Columns
+from mqttbench.compare.options import Options
 from mqttbench.report import docs_page
 
 INTRO = "# Brokers compared\n\nWritten by hand: kept.\n"
@@ -118,28 +120,19 @@ def test_the_help_names_the_option():
     assert "--docs FILE" in r.stdout and "set -euo" not in r.stdout, r.stdout
 
 
-def test_a_capability_the_broker_lacks_is_its_column_s_reason(k6_bin):
+def test_a_capability_the_broker_lacks_is_its_column_s_reason(k6_bin, tmp_path):
     """k6/lib/params.js's refusal of fanin on RabbitMQ 3.10 (natively: MQTT
     3.1.1 only), as the real k6 writes it (<run id>.refused.json), becomes the
-    column's short reason (compare_runs.sh not_native): what the broker lacks
+    column's short reason (mqttbench/compare/managed.py not_native): what the broker lacks
     and where it says so; read as a value, not out of k6's log."""
     run_id = f"cmp-refused-{time.time_ns()}"
     caps = broker_facts.capabilities_env("rabbitmq", native=True)
     env = {"BROKER": "rabbitmq", "RUN_ID": run_id, "RESULTS_DIR": str(RESULTS / "raw"), **caps}
     p, _ = run_k6(k6_bin, ROOT / "k6/scenarios/fanin.js", env=env)
     assert p.returncode != 0 and (RESULTS / f"raw/{run_id}.refused.json").is_file(), (p.stdout + p.stderr)[-3000:]
-    script = f"""
-        . scripts/lib.sh
-        mode=target search=false compare_id=x rsuffix="" round=1 marked=0 entries=()
-        declare -A target_pid=()
-        . scripts/compare_targets.sh
-        . scripts/compare_runs.sh
-        not_native rabbitmq "scripts/bench.sh exit code 107: ..." "the run did not complete" {run_id}
-        printf '%s\\n' "${{entries[@]}}"
-    """
-    r = subprocess.run(["bash", "-c", script], cwd=ROOT, text=True, capture_output=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    entry = json.loads(r.stdout.splitlines()[-1])
+    columns = Columns(Options(compare_id="x", mode="target"), tmp_path)
+    columns.not_native("rabbitmq", "scripts/bench.sh exit code 107: ...", "the run did not complete", run_id)
+    entry = columns.entries[-1]
     assert entry["status"] == "not run", entry
     assert entry["short"] == "refused: it lacks MQTT 5 (brokers/rabbitmq/broker.toml [native.capabilities])", entry
     assert entry["reason"].startswith(

@@ -131,8 +131,10 @@ def test_per_second_series_reach_influxdb_with_low_cardinality_tags(stack, k6_bi
 
 @pytest.mark.quiet
 def test_examples_run(stack, k6_bin):
-    examples = HERE.parent.parent / "k6/extension/examples"
-    for script in sorted(examples.glob("*.js")):
+    examples = ROOT / "k6/extension/examples"
+    scripts = sorted(examples.glob("*.js"))
+    assert scripts, f"no examples in {examples}"
+    for script in scripts:
         p, _ = run_k6(k6_bin, script, env={"MQTT_URL": stack.mqtt_url, "DURATION": "2s"})
         assert p.returncode == 0, f"{script.name}: {p.stderr[-2000:]}"
     assert "greeting: Hello MQTT!" in run_k6(k6_bin, examples / "hello.js", env={"MQTT_URL": stack.mqtt_url})[0].stderr

@@ -70,9 +70,15 @@ SHIMMED = (
     "mv",
 )
 
+# The shims' folder is taken out of PATH wherever it is (a python3 started
+# through pyenv puts its own folders in front), or the shim would exec itself.
 SHIM = """#!/bin/bash
 printf '%s\\n' "${0##*/} $*" >>"$ARGV_LOG"
-PATH="${PATH#"$SHIM_DIR":}" exec "${0##*/}" "$@"
+PATH=":$PATH:"
+PATH="${PATH//:"$SHIM_DIR":/:}"
+PATH="${PATH#:}"
+PATH="${PATH%:}"
+exec "${0##*/}" "$@"
 """
 
 
