@@ -1,8 +1,8 @@
 """The settings every part reads, by compose's rule: a variable the
-environment has wins over its line in .env (the pinned versions and
-defaults; compose and scripts/lib.sh read the same file); the native
-stack's ports and InfluxDB's names have defaults of their own. Also where
-the cache and the native stack's state live."""
+environment has wins over its line in .env (the pinned versions, the
+stack's ports and InfluxDB's names; compose and scripts/lib.sh read the
+same file). Also where the cache, the native stack's state and the pinned
+builds are."""
 
 import hashlib
 import os
@@ -10,21 +10,6 @@ import shlex
 from pathlib import Path
 
 from mqttbench import ROOT
-
-# The native stack's ports and InfluxDB's names: every one can be overridden
-# (scripts/lib.sh gives the shell the same defaults from this table).
-STACK_DEFAULTS = {
-    "INFLUXDB_PORT": "8086",
-    "TELEGRAF_K6_PORT": "8186",  # InfluxDB v1 listener for `k6 --out influxdb=`
-    "NODE_EXPORTER_PORT": "9100",
-    "MQTT_PORT": "1883",
-    "MQTTS_PORT": "8883",  # mqtts:// (TLS)
-    "MTLS_PORT": "8884",  # mqtts:// with a client certificate (mutual TLS)
-    "WS_PORT": "8083",  # ws:// (MQTT over WebSocket)
-    "INFLUXDB_ORG": "mqtt-bench",
-    "INFLUXDB_BUCKET": "mqtt-bench",
-    "INFLUXDB_RETENTION": "30d",
-}
 
 
 def env_file(path=ROOT / ".env"):
@@ -40,9 +25,9 @@ def env_file(path=ROOT / ".env"):
 
 
 def settings(environ=None):
-    """.env under the environment, with the stack's defaults beneath both."""
+    """.env (the pinned versions, the stack's ports and names) under the environment."""
     environ = os.environ if environ is None else environ
-    return STACK_DEFAULTS | env_file() | {k: v for k, v in environ.items()}
+    return env_file() | dict(environ)
 
 
 def get(name, environ=None):
@@ -73,3 +58,25 @@ def telegraf_bin(environ=None):
 
 def compose_bin(environ=None):
     return cache(environ) / f"compose/{get('DOCKER_COMPOSE_VERSION', environ)}/docker-compose"
+
+
+def staticcheck_bin(environ=None):
+    return cache(environ) / f"staticcheck/{get('STATICCHECK_VERSION', environ)}/staticcheck"
+
+
+def toxiproxy_bin(environ=None):
+    return cache(environ) / f"toxiproxy/{get('TOXIPROXY_VERSION', environ)}/toxiproxy-server"
+
+
+# The pinned builds of scripts/setup/, each in the cache keyed by its version
+# (k6's by its sources too: mqttbench/k6/command.py).
+BINARIES = {"influxd": influxd_bin, "telegraf": telegraf_bin, "compose": compose_bin,
+            "staticcheck": staticcheck_bin, "toxiproxy": toxiproxy_bin}  # fmt: skip
+
+if __name__ == "__main__":
+    # python3 -m mqttbench.settings bin NAME: where a pinned build is (scripts/lib.sh).
+    import sys
+
+    if sys.argv[1:2] != ["bin"] or len(sys.argv) != 3 or sys.argv[2] not in BINARIES:
+        sys.exit(f"usage: python3 -m mqttbench.settings bin {'|'.join(BINARIES)}")
+    print(BINARIES[sys.argv[2]]())

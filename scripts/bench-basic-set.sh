@@ -9,7 +9,7 @@ set -euo pipefail
 
 duration="${1:-30m}"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
-out_dir="$RESULTS/basic-set-$stamp"
+out_dir="$(python3 -P -c 'from mqttbench import RESULTS; print(RESULTS)')/basic-set-$stamp"
 mkdir -p "$out_dir"
 # 10,000 connections need file descriptors in this generator process.
 ulimit -n "$(ulimit -Hn)"

@@ -6,22 +6,11 @@ set -euo pipefail
 
 # The stack the search runs on (--native, --compose) is the search's to
 # start (mqttbench/stack); here only what Python needs before it starts.
-target=false broker=mosquitto
-for ((i = 1; i <= $#; i++)); do
-  case "${!i}" in
-    --target|--target=*) target=true ;;
-    --broker) j=$((i + 1)); broker="${!j:-}" ;;
-    --broker=*) broker="${!i#--broker=}" ;;
-    -h|--help) target=true ;; # help needs no stack
-  esac
-done
-
-$target || is_broker "$broker" || die "unknown broker '$broker' (known: $(brokers | xargs)); a broker this stack does not start: --target NAME=URL"
 [[ -x "$CACHE/venv/current/bin/python" && -x "$(k6_bin)" ]] || "$ROOT/scripts/setup.sh"
 MQTTBENCH_K6_BIN="$(k6_bin)"
 export MQTTBENCH_K6_BIN
 # The trials' thousands of connections; the stack's broker inherits it too.
 ulimit -n "$(ulimit -Hn)"
 # --target: a broker elsewhere, measured into the native stack's InfluxDB if it runs.
-$target && load_influx_token
+load_influx_token
 exec "$CACHE/venv/current/bin/python" -P -m mqttbench.capacity "$@"

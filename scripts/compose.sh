@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # Helpers around compose.yaml.
 #   scripts/compose.sh secret NAME  print a secret the stack generated on its
-#                                 first `up` (influx_token,
-#                                 grafana_admin_password, ...)
-#   scripts/compose.sh check      validate compose.yaml for every broker profile
-#                                 (one per folder of brokers/)
-#                                 (needs no Docker engine: the compose plugin
-#                                 built by scripts/setup.sh)
+#                                 first `up` (influx_token, grafana_admin_password, ...)
+#   scripts/compose.sh check      validate compose.yaml for every broker profile (one per
+#                                 folder of brokers/; no Docker engine needed)
 #   scripts/compose.sh smoke      after a run on a started stack: data reached
 #                                 InfluxDB and Grafana serves the dashboards
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+
+# compose_profile NAME: compose.yaml has the broker's profile, named as its
+# folder, with a service of that name; else fails saying what to add.
+compose_profile() {
+  local services
+  # Read whole: grep -q stopping early would fail a pipeline on SIGPIPE.
+  services=$(compose --profile "$1" config --services) || return 1
+  grep -qx "$1" <<<"$services" && return 0
+  printf 'error: brokers/%s has no service %s in the profile %s of compose.yaml: add its services there (or run it natively: --native)\n' \
+    "$1" "$1" "$1" >&2
+  return 1
+}
 
 case "${1:-}" in
   secret)

@@ -3,8 +3,8 @@
 # clone ($CACHE, keyed by version): a second run is a cache hit in seconds.
 # Usage: scripts/setup.sh [step...]   (default: all steps)
 set -euo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=setup/lib.sh
+. "$(dirname "$0")/setup/lib.sh"
 
 command -v go >/dev/null || die "Go is required (go >= 1.25 for k6 $K6_VERSION): install it and re-run"
 all=(debian python telegraf k6 compose influxd staticcheck toxiproxy)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, CI): builds or installs what is missing (from the
-# caches when present), runs the linters (scripts/lint.sh), then every test
+# caches when present), runs the linters (tests/lint.sh), then every test
 # against real components:
 #   1. Go tests of the k6 extension, with the race detector (embedded
 #      mochi-mqtt and real Mosquitto), and the cross-OS go vet, beside
@@ -57,7 +57,7 @@ phase setup setup
 # Bytecode beside the other builds: the suite writes nothing into the
 # checkout (its runs go to a results folder of its own, tests/conftest.py).
 export PYTHONPYCACHEPREFIX="$CACHE/pycache"
-phase lint "$ROOT/scripts/lint.sh"
+phase lint "$ROOT/tests/lint.sh"
 
 # With the race detector: the extension is concurrent throughout (readers,
 # the poller, the reporter, publish phases) and a data race must not ship.

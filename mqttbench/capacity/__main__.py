@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mqttbench import RESULTS, ROOT
+from mqttbench.brokers import facts as broker_facts
 from mqttbench.report.influx import Influx
 from mqttbench.report.results import MissingData
 from mqttbench.stack import StackError, open_stack
@@ -105,6 +106,9 @@ def parse(argv):
                 f"-e {name}=... is the search's to set: use --start-rate/--max-rate, --qos, --trial, "
                 "--search-id, --p99-ms, --target or --broker"
             )
+    if a.broker and a.broker not in broker_facts.names():
+        ap.error(f"unknown broker '{a.broker}' (known: {' '.join(broker_facts.names())}); a broker this stack does "
+                 "not start: --target NAME=URL")  # fmt: skip
     if not (ROOT / "k6/scenarios" / f"{a.scenario}.js").exists():
         known = sorted(p.stem for p in (ROOT / "k6/scenarios").glob("*.js"))
         ap.error(f"unknown scenario {a.scenario!r} (known: {' '.join(known)})")

@@ -13,6 +13,7 @@ import time
 from mqttbench import RESULTS, ROOT
 from mqttbench.bench.__main__ import is_result
 from mqttbench.brokers import version as broker_version
+from mqttbench.capacity.search import GENERATOR
 from mqttbench.compare.managed import ManagedColumns, tee
 from mqttbench.compare.targets import Watcher, host_port, unreachable
 from mqttbench.outcome import log, warn
@@ -89,7 +90,7 @@ class Columns(ManagedColumns):
         if data.get("recommended") is not None and rc == 0:
             return "ran", "", ""
         if data.get("limit"):
-            short = ("generator-limited: no broker capacity found" if data["limit"] == "generator"
+            short = ("generator-limited: no broker capacity found" if data["limit"] == GENERATOR
                      else f"no capacity found ({data['limit']})")  # fmt: skip
             result = "no result", short, data.get("limit_text") or data["limit"]
         else:

@@ -13,7 +13,8 @@ from mqttbench.bench.__main__ import is_result
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.brokers import native as broker_native
 from mqttbench.outcome import log, warn
-from mqttbench.stack import StackError, open_stack
+from mqttbench.stack import open_stack
+from mqttbench.stack.impair import NO_IMPAIRMENT
 
 
 def tee(cmd, logf, env=None):
@@ -103,10 +104,8 @@ class ManagedColumns:
                 (self.native.state / "compared").write_text("")
             if self.kind == "compose":
                 log(f"{broker}: stopping its services ({broker}, telegraf-{broker}); InfluxDB and Grafana stay up")
-                try:
-                    stack.stop_broker()
-                except StackError:
-                    warn(f"{broker}: could not stop its services: see {logf}")
+                if not stack.stop_broker():
+                    warn(f"{broker}: could not stop its services (docker compose stop)")
 
     def run_column(self, name, broker, profile, run_id, logf, outcome, env, version, who):
         o = self.o
@@ -116,7 +115,7 @@ class ManagedColumns:
             rc = tee([str(ROOT / "scripts/capacity.sh"), *args], logf, env)
             status, short, reason = self.search_outcome(name, rc, outcome)
             return self.entry(name, "broker", self.kind, status, short, reason, version, True, **who)
-        impair = ["--impair", profile] if profile not in (None, "none") else []
+        impair = ["--impair", profile] if profile and profile not in NO_IMPAIRMENT else []
         # bench: the stack up (natively) or the profile (compose), the run, and its report.
         args = [f"--{self.kind}", "--broker", broker, "--scenario", o.scenario, *impair, "-e", f"RUN_ID={run_id}",
                 *self.env_args()]  # fmt: skip

@@ -227,7 +227,7 @@ def check_impairs(o):
                   "--impair): use --native")  # fmt: skip
     for p in o.impairs:
         try:
-            o.labels[p] = "none" if p == "none" else impair.profile(p)["profile"]
+            o.labels[p] = p if p in impair.NO_IMPAIRMENT else impair.profile(p)["profile"]
         except impair.Bad as e:
             raise Stop(str(e), 2) from None
     if len(set(o.labels.values())) != len(o.impairs):

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from mqttbench import ROOT, settings
+from mqttbench import RESULTS, ROOT, settings
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.k6.command import run_argv
 from mqttbench.stack.base import Service, Stack, StackError, log
@@ -20,14 +20,23 @@ class ComposeStack(Stack):
         self.env = settings.settings(environ)
         super().__init__(broker or self.env.get("BROKER") or broker_facts.default_broker())
 
-    def compose(self, *args, capture=True, check=True):
+    def _dc(self):
         """docker compose on this project: our pinned build where
         scripts/setup.sh made it, else the installed plugin."""
         binary = settings.compose_bin(self.env)
         dc = [str(binary)] if os.access(binary, os.X_OK) else ["docker", "compose"]
-        env = {**os.environ, **self.env}
-        r = subprocess.run([*dc, "--project-directory", str(ROOT), *args], env=env, text=True,
-                           capture_output=capture, check=False)  # fmt: skip
+        return [*dc, "--project-directory", str(ROOT)]
+
+    def _environ(self, **extra):
+        env = {**os.environ, **self.env, **extra}
+        if "MQTTBENCH_RESULTS" in env:
+            # compose reads a relative folder from the project's: the user meant theirs.
+            env["MQTTBENCH_RESULTS"] = str(RESULTS)
+        return env
+
+    def compose(self, *args, capture=True, check=True):
+        r = subprocess.run([*self._dc(), *args], env=self._environ(), text=True, capture_output=capture,
+                           check=False)  # fmt: skip
         if check and r.returncode:
             why = (r.stderr or "").strip()
             raise StackError(f"docker compose {' '.join(args)} failed (exit {r.returncode}): {why}")
@@ -56,8 +65,9 @@ class ComposeStack(Stack):
         self.compose("--profile", self.broker, "down", capture=False)
 
     def stop_broker(self):
-        """The broker's services stopped (its data kept); the core stays up."""
-        self.compose("--profile", self.broker, "stop", self.broker, f"telegraf-{self.broker}", check=False)
+        """The broker's services stopped (its data kept); the core stays up. False when compose failed."""
+        r = self.compose("--profile", self.broker, "stop", self.broker, f"telegraf-{self.broker}", check=False)
+        return r.returncode == 0
 
     def status(self, service=None):
         r = self.compose("--profile", self.broker, "ps", "--format", "json", check=False)
@@ -140,17 +150,15 @@ class ComposeStack(Stack):
         return i
 
     def _run_prefix(self, env):
-        binary = settings.compose_bin(self.env)
-        dc = [str(binary)] if os.access(binary, os.X_OK) else ["docker", "compose"]
         # Each variable by name: compose takes its value from the environment, not argv.
-        return [*dc, "--project-directory", str(ROOT), "run", "--rm", *(a for n in env for a in ("-e", n))]
+        return [*self._dc(), "run", "--rm", *(a for n in env for a in ("-e", n))]
 
     def k6_command(self, scenario, run_env, **options):
         argv = run_argv(f"{scenario}.js", k6="k6", out=[self.k6_out()], **options)
-        return [*self._run_prefix(run_env), *argv], {**os.environ, **self.env, **run_env}
+        return [*self._run_prefix(run_env), *argv], self._environ(**run_env)
 
     def merge_command(self, run_id):
-        return [*self._run_prefix({}), "k6", "x", "mqtt-merge", run_id, "--dir", "/results"], {**os.environ, **self.env}
+        return [*self._run_prefix({}), "k6", "x", "mqtt-merge", run_id, "--dir", "/results"], self._environ()
 
     def k6_out(self):
         """The k6 service's own output, as this project's compose files resolve

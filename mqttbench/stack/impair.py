@@ -28,6 +28,8 @@ from mqttbench import ROOT
 
 PROFILES = ROOT / "toxiproxy/profiles.toml"
 PROXY = "mqtt"  # the one proxy of a run: generator -> broker
+# What compare.sh --impair takes for "no impairment": that column runs without a proxy.
+NO_IMPAIRMENT = ("none",)
 DIRECTION = {"up": "upstream", "down": "downstream"}
 DIRECTION_KEYS = {"latency_ms", "jitter_ms", "bandwidth_kbit"}
 # Packet-level impairment Toxiproxy (a TCP proxy) cannot do: tc netem's.

@@ -59,7 +59,7 @@ class Impairment:
 
     def start_server(self, state, port, mqtt_port):
         """Natively: a Toxiproxy of this run's own, on loopback."""
-        binary = settings.cache() / f"toxiproxy/{settings.get('TOXIPROXY_VERSION')}/toxiproxy-server"
+        binary = settings.toxiproxy_bin()
         if not os.access(binary, os.X_OK):
             subprocess.run([str(ROOT / "scripts/setup.sh"), "toxiproxy"], stdout=sys.stderr, check=True)
         for p, var in ((port, "TOXIPROXY_PORT"), (mqtt_port, "TOXIPROXY_MQTT_PORT")):

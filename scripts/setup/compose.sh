@@ -3,8 +3,8 @@
 # where no Docker engine runs. `go install` refuses the module (it has
 # exclude directives), so it is built from a writable copy.
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 out="$(compose_bin)"
 if [[ ! -x "$out" ]]; then

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages: the native brokers' (each broker.toml's [native] debian),
 # node_exporter, the MQTT clients the scripts and tests use,
-# the shell linter of scripts/lint.sh (SHELLCHECK_VERSION in .env), and the
+# the shell linter of tests/lint.sh (SHELLCHECK_VERSION in .env), and the
 # headless browser the tests open dashboards with (tests/bench/test_live_view.py).
 # With SETUP_BROKER (scripts/bench.sh's plan, mqttbench/stack/native.py setup_steps): that
 # broker's packages and what a run uses, not the linter or the browser.
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 mapfile -t brokers_pkgs < <(python3 -P -m mqttbench.brokers.facts values native.debian ${SETUP_BROKER:+"$SETUP_BROKER"})
 pkgs=("${brokers_pkgs[@]}" mosquitto-clients prometheus-node-exporter curl jq procps iproute2)
 if [[ -z "${SETUP_BROKER:-}" ]]; then

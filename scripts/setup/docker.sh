@@ -4,8 +4,8 @@
 # setup step: `scripts/setup.sh docker`, which scripts/test.sh runs. Where
 # a Docker engine already answers, nothing is installed.
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 if docker info >/dev/null 2>&1 && command -v debootstrap >/dev/null; then exit 0; fi
 pkgs=(debootstrap debian-archive-keyring)
 command -v dockerd >/dev/null || pkgs+=(docker.io)

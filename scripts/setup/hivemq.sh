@@ -7,8 +7,8 @@
 # the classpath brokers/hivemq/broker.toml [native] runs; rebuilt when the
 # launcher's source changes (its hash is the stamp beside lib).
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 src="$ROOT/brokers/hivemq/launcher"
 out="$CACHE/hivemq/$HIVEMQ_VERSION"

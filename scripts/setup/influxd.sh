@@ -2,8 +2,8 @@
 # Builds influxd (API only, no UI assets) from the Go module proxy and crates.io
 # (the Flux engine is Rust). Each workaround below carries its reason.
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 out="$(influxd_bin)"
 [[ -x "$out" ]] && exit 0

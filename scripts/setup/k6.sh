@@ -3,8 +3,8 @@
 # importing go.k6.io/k6/cmd plus the extension (k6/extension/cmd/k6).
 # The cache key includes a hash of the extension's source.
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 out="$(k6_bin)"
 # `k6` for the user is bin/k6 in the clone (git-ignored), a link to the

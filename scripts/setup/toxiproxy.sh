@@ -3,8 +3,8 @@
 # impair the generator-to-broker path (scripts/bench.sh --impair): server
 # and CLI from the Go module proxy at TOXIPROXY_VERSION (.env).
 set -euo pipefail
-# shellcheck source=../lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 out="$(toxiproxy_bin)"
 dir="$(dirname "$out")"

@@ -19,8 +19,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import ROOT, bind, broker_panel_queries, lib_value, wait_until
+from conftest import ROOT, bind, broker_panel_queries, wait_until
 from mqttbench import flux_filters as ff
+from mqttbench import settings
 from mqttbench.brokers import counters as broker_counters
 from mqttbench.brokers import facts as broker_facts
 
@@ -108,7 +109,7 @@ def scraped(request, stack, tmp_path_factory):
     # so that a counter has a first and a last value and a rate two points.
     server.body = (CAPTURES / f"{broker}-idle.prom").read_bytes()
     telegraf = subprocess.Popen(
-        [lib_value("telegraf_bin"), *config],
+        [str(settings.telegraf_bin()), *config],
         env=dict(env, TELEGRAF_INTERVAL="1s", TELEGRAF_FLUSH_INTERVAL="1s"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

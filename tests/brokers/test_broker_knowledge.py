@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from conftest import RESULTS, ROOT, Stack, bind, lib_value, loopback_port, project_mosquitto
+from mqttbench import settings
 
 COPY = "mosquitto2"
 # Ports of their own: the session's stack (conftest) may hold TEST_PORTS.
@@ -112,7 +113,7 @@ def test_the_dashboards_read_what_the_broker_folders_say(tree, tmp_path, path, o
 
 
 def test_compose_check_and_bench_name_a_broker_without_a_profile(tree):
-    compose = lib_value("compose_bin")
+    compose = str(settings.compose_bin())
     if not os.access(compose, os.X_OK):
         pytest.skip(f"no compose to validate with ({compose} is not built: scripts/setup.sh)")
     r = script(tree, "compose.sh", "check", timeout=300)

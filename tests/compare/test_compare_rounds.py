@@ -14,7 +14,8 @@ import pytest
 import requests
 from test_compare import REPORTS, cleanup, compare, listening, table
 
-from conftest import lib_value, loopback_port, wait_until
+from conftest import loopback_port, wait_until
+from mqttbench import settings
 
 SMALL = ["-e", "QOS=1", "-e", "SCALE=0.1", "-e", "DURATION=2s", "-e", "P99_MS=60000"]
 
@@ -43,7 +44,7 @@ def slow_proxy(mosquitto):
     api = f"http://127.0.0.1:{api_port}"
     assert not listening(api_port) and not listening(listen)
     proc = subprocess.Popen(
-        [lib_value("toxiproxy_bin"), "-host", "127.0.0.1", "-port", str(api_port)],
+        [str(settings.toxiproxy_bin()), "-host", "127.0.0.1", "-port", str(api_port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

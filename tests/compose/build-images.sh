@@ -5,8 +5,8 @@
 # an upstream image's name. The base's root file system is cached in
 # $CACHE/images, keyed by its package list; a second run takes seconds.
 set -euo pipefail
-# shellcheck source=../../scripts/lib.sh
-. "$(dirname "$0")/../../scripts/lib.sh"
+# shellcheck source=../../scripts/setup/lib.sh
+. "$(dirname "$0")/../../scripts/setup/lib.sh"
 
 here="$ROOT/tests/compose"
 # What the stand-ins run that the project does not build: sh, bash, curl and

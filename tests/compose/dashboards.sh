@@ -33,7 +33,7 @@ while (($#)); do
     *) die "unknown argument '$1' (usage: tests/compose/dashboards.sh [--broker NAME] [--accept-eula] [--out DIR] [--keep])" ;;
   esac
 done
-is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
+python3 -P -m mqttbench.brokers.facts get "$broker" image >/dev/null 2>&1 || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
 cd "$ROOT"
 ! $accept_eula || python3 -P -m mqttbench.brokers.compose accept-eula "$broker"

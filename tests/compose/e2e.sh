@@ -39,7 +39,7 @@ while (($#)); do
     *) die "unknown argument '$1' (usage: tests/compose/e2e.sh [--broker NAME] [--stand-ins] [--accept-eula] [--conformance] [--keep])" ;;
   esac
 done
-is_broker "$broker" || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
+python3 -P -m mqttbench.brokers.facts get "$broker" image >/dev/null 2>&1 || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
 if $stand_ins && [[ ! -f "$ROOT/tests/compose/images/$broker.Dockerfile" ]]; then
   die "--stand-ins: $broker has no stand-in image (tests/compose/images/$broker.Dockerfile): run it with its pulled image"
 fi
@@ -78,7 +78,7 @@ for p in "${compose_ports[@]}"; do
 done
 for var in "${ports[@]}"; do
   port="${!var:-${default_port[$var]:-}}"
-  if holder=$(port_holder "$port"); then
+  if holder=$(python3 -P -m mqttbench.stack.ports holder "$port"); then
     die "port $port ($var) is held by $holder; or run the test on another port: $var=$((port + 10000)) tests/compose/e2e.sh ..."
   fi
 done
@@ -146,7 +146,7 @@ dc run --rm -e RUN_ID="$run_id" -e SCALE="${E2E_SCALE:-0.05}" -e DURATION="${E2E
   k6 run fanin.js 2>&1 | tee "$work/k6.log"
 [[ -s "reports/raw/$run_id.json" ]] || die "k6 wrote no result file reports/raw/$run_id.json"
 # Its broker's version, asked where brokers/<name>/broker.toml says the broker tells it.
-if broker_fact "$broker" version_topic >/dev/null 2>&1; then
+if python3 -P -m mqttbench.brokers.facts get "$broker" version_topic >/dev/null 2>&1; then
   jq -e '.versions.broker' "reports/raw/$run_id.json" >/dev/null ||
     die "the run records no version of $broker: $(jq -r '.versions.broker_source' "reports/raw/$run_id.json")"
   log "the run records $broker $(jq -r '.versions.broker + " (" + .versions.broker_source + ")"' "reports/raw/$run_id.json")"
@@ -165,7 +165,8 @@ grep -Eq 'mqtt: 0:1[0-9]/[0-9:]+ connections [0-9]+/[0-9]+ sent' "$work/k6.log" 
 # in each broker's source, tests/test_upstream_*.py); EMQX, NanoMQ and
 # VerneMQ run them only here, in GitHub's compose matrix.
 if $stand_ins; then
-  tls_port=$MQTTS_PORT mtls_port=$MTLS_PORT ws_port=$WS_PORT
+  # From .env (scripts/lib.sh loads it), or the environment.
+  tls_port=${MQTTS_PORT:?} mtls_port=${MTLS_PORT:?} ws_port=${WS_PORT:?}
 else
   tls_port=8883 mtls_port=8884 ws_port=8083
 fi

@@ -21,12 +21,12 @@ from conftest import (
     TEST_PORTS,
     bind,
     dashboard_queries,
-    lib_value,
     load_dashboards,
     run_scenario_to_influx,
     wait_until,
 )
 from mqttbench import flux_filters as ff
+from mqttbench import settings
 from mqttbench.brokers import facts as broker_facts
 
 # Every folder of brokers/ (none is listed here).
@@ -35,7 +35,7 @@ BROKERS = broker_facts.names()
 
 def compose(*args):
     return subprocess.run(
-        [lib_value("compose_bin"), "--project-directory", str(ROOT), "-f", str(ROOT / "compose.yaml"), *args],
+        [str(settings.compose_bin()), "--project-directory", str(ROOT), "-f", str(ROOT / "compose.yaml"), *args],
         capture_output=True,
         text=True,
     )

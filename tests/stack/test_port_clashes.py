@@ -11,7 +11,8 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import PORT_OFFSET, ROOT, TEST_PORTS, Stack, lib_value, loopback_port
+from conftest import PORT_OFFSET, ROOT, TEST_PORTS, Stack, loopback_port
+from mqttbench import settings
 
 PROJECT = f"mqtt-bench-portcheck-{PORT_OFFSET}"
 
@@ -51,7 +52,7 @@ def compose_clone(tmp_path, docker_engine):
 
     def dc(*args, **ports):
         return subprocess.run(
-            [lib_value("compose_bin"), "--project-directory", str(clone), *args],
+            [str(settings.compose_bin()), "--project-directory", str(clone), *args],
             env=dict(env, **ports),
             text=True,
             capture_output=True,

@@ -4,10 +4,10 @@
 #   python  ruff check and ruff format --check (requirements.txt, ruff.toml),
 #   go      gofmt, go vet and staticcheck on the k6 extension (STATICCHECK_VERSION).
 # Every linter runs even when one fails, so that one run names every finding.
-# Usage: scripts/lint.sh [shell|python|go ...]   (default: all three)
+# Usage: tests/lint.sh [shell|python|go ...]   (default: all three)
 set -euo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
 
 # Shell scripts: *.sh and any file whose first line is a sh/bash shebang,
 # tracked or new (not ignored), so that a script without a suffix is not missed.
@@ -27,7 +27,7 @@ shell_scripts() {
 lint_shell() {
   local scripts=()
   mapfile -d '' -t scripts < <(shell_scripts)
-  ((${#scripts[@]})) || die "no shell scripts found: scripts/lint.sh lists them with git, in a clone"
+  ((${#scripts[@]})) || die "no shell scripts found: tests/lint.sh lists them with git, in a clone"
   local version
   version="$(shellcheck --version | sed -n 's/^version: //p')"
   echo "shellcheck $version"
@@ -51,7 +51,7 @@ lint_python() {
 
 lint_go() {
   local staticcheck
-  staticcheck="$(staticcheck_bin)"
+  staticcheck="$(python3 -P -m mqttbench.settings bin staticcheck)"
   [[ -x "$staticcheck" ]] || die "$staticcheck is missing: run scripts/setup.sh staticcheck"
   go version
   "$staticcheck" -version
