@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from conftest import RESULTS, ROOT, loopback_port, wait_until
+from conftest import BEHAVIOUR_P99_MS, RESULTS, ROOT, loopback_port, wait_until
 
 sys.path.insert(0, str(ROOT / "tests/compose"))
 from check_dashboards import Chromium  # noqa: E402 (after the path)
@@ -38,7 +38,9 @@ def test_bench_opens_the_live_view_and_saves_it_with_the_report(stack, tmp_path)
     port = loopback_port(11970)
     url = f"http://127.0.0.1:{port}/"
     env = dict(stack.env, K6_WEB_DASHBOARD_PORT=str(port), K6_WEB_DASHBOARD_PERIOD="1s")
+    # Its latency is not what it checks: a browser and the other workers share the 2 cores.
     args = ["--native", "-e", "DURATION=40s", "-e", "SCALE=0.05", "-e", f"RUN_ID={run_id}"]
+    args += ["-e", f"P99_MS={BEHAVIOUR_P99_MS}"]
     out_file = tmp_path / "bench.out"  # a file, not a pipe nobody reads while it runs
     bench = subprocess.Popen(
         [str(ROOT / "scripts/bench.sh"), *args], env=env, stdout=out_file.open("w"), stderr=subprocess.STDOUT
@@ -106,6 +108,7 @@ def test_a_short_runs_live_view_is_saved_with_its_report(stack):
     env = dict(stack.env, K6_WEB_DASHBOARD_PORT=str(loopback_port(11971)))
     env.pop("K6_WEB_DASHBOARD_PERIOD", None)
     args = ["--native", "-e", "DURATION=10s", "-e", "SCALE=0.05", "-e", f"RUN_ID={run_id}"]
+    args += ["-e", f"P99_MS={BEHAVIOUR_P99_MS}"]
     try:
         r = subprocess.run(
             [str(ROOT / "scripts/bench.sh"), *args], env=env, text=True, capture_output=True, timeout=300
