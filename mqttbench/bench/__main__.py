@@ -18,19 +18,10 @@ from datetime import UTC, datetime
 from mqttbench import RESULTS, ROOT
 from mqttbench.bench.launch import launch, live_view
 from mqttbench.bench.options import parse
+from mqttbench.generated.result_schema import is_result
 from mqttbench.outcome import Stop, end, log
 from mqttbench.stack import choose_kind, open_stack
 from mqttbench.stack.native_services import raise_open_files
-
-# The result file's schema (k6/extension/result/result.schema.json): only a written result counts.
-SCHEMA = json.loads((ROOT / "k6/extension/result/result.schema.json").read_text())["properties"]["schema"]["enum"][0]
-
-
-def is_result(path):
-    try:
-        return json.loads(path.read_text()).get("schema") == SCHEMA
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def run_id_of(o):

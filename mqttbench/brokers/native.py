@@ -1,29 +1,20 @@
-#!/usr/bin/env python3
 """How the native stack runs a broker, from the [native] table of its
-brokers/<name>/broker.toml (the table says how; scripts/stack.sh only does
-it): a broker without one runs under compose only.
-Usage: python3 -m mqttbench.brokers.native check NAME
-       mqttbench/brokers/native.py plan NAME STATE_DIR
-       mqttbench/brokers/native.py version NAME
-check exits 1 with the reason when NAME cannot run natively. plan writes the
-rewritten config into STATE_DIR and prints bash assignments for stack.sh to
-eval: native_command (an array), native_ready (an array of commands, each
-one shell-quoted string), native_env (NAME=VALUE for the broker's process),
-native_ports (NAME=PORT of the table's own ports, to check free),
-native_ready_seconds, native_metrics_url (for Telegraf) and native_stop
-(commands run once the broker has stopped). version prints the installed
-broker's version."""
+brokers/<name>/broker.toml (the table says how; mqttbench/stack/native.py
+only does it): a broker without one runs under compose only. native()
+refuses, naming the fix, a broker with no table; planned() writes the
+rewritten config and returns the command, its readiness checks and the
+rest; version_of() reads the installed broker's version."""
 
 import os
 import pwd
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from mqttbench.brokers import facts as broker_facts
 
+# The broker's listeners: plain, TLS, mutual TLS, WebSocket.
 PORTS = ("MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT")
 
 
@@ -89,21 +80,6 @@ def planned(name, state, env=os.environ):
     }
 
 
-def plan(name, state):
-    p = planned(name, state)
-
-    def array(var, words):
-        print(f"{var}=(" + " ".join(shlex.quote(w) for w in words) + ")")
-
-    array("native_command", p["command"])
-    array("native_ready", [shlex.join(c) for c in p["ready"]])
-    print(f"native_ready_seconds={p['ready_seconds']}")
-    array("native_env", [f"{k}={v}" for k, v in p["env"].items()])
-    array("native_ports", [f"{k}={v}" for k, v in p["ports"].items()])
-    print("native_metrics_url=" + shlex.quote(p["metrics_url"]))
-    array("native_stop", [shlex.join(c) for c in p["stop"]])
-
-
 def version_of(name):
     """The installed broker's version, as its [native] version command tells it (or None)."""
     table = native(name)
@@ -115,24 +91,3 @@ def version_of(name):
         return None
     found = re.search(table["version_pattern"], out.stdout + out.stderr, re.M)
     return found[1] if found else None
-
-
-def version(name):
-    if v := version_of(name):
-        print(v)
-
-
-def main():
-    match sys.argv[1:]:
-        case ["check", name]:
-            native(name)
-        case ["plan", name, state]:
-            plan(name, state)
-        case ["version", name]:
-            version(name)
-        case _:
-            sys.exit(__doc__)
-
-
-if __name__ == "__main__":
-    main()

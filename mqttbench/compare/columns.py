@@ -11,14 +11,15 @@ import subprocess
 import time
 
 from mqttbench import RESULTS, ROOT
-from mqttbench.bench.__main__ import is_result
 from mqttbench.brokers import version as broker_version
 from mqttbench.capacity.search import GENERATOR
 from mqttbench.compare.managed import ManagedColumns, tee
 from mqttbench.compare.targets import Watcher, host_port, unreachable
+from mqttbench.generated.result_schema import is_result
+from mqttbench.k6.command import run_argv
 from mqttbench.outcome import log, warn
 from mqttbench.stack import open_stack
-from mqttbench.stack.native_services import http_ok
+from mqttbench.stack.native_services import http_ok, raise_open_files
 
 
 class Columns(ManagedColumns):
@@ -145,9 +146,6 @@ class Columns(ManagedColumns):
                    host_tag=host_tag or "", pid=t.pid)  # fmt: skip
 
     def run_k6_on_target(self, t, run_id, version, k6_out, logf, env):
-        from mqttbench.k6.command import run_argv
-        from mqttbench.stack.native_services import raise_open_files
-
         raise_open_files()
         env = {**env, "K6_NO_USAGE_REPORT": "true", "RUN_ID": run_id, "BROKER": t.name, "BROKER_VERSION": version,
                "MQTT_URL": t.url, "RESULTS_DIR": str(RESULTS / "raw")}  # fmt: skip

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 from mqttbench import RESULTS, ROOT
-from mqttbench.bench.__main__ import is_result
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.brokers import native as broker_native
+from mqttbench.generated.result_schema import is_result
 from mqttbench.outcome import log, warn
 from mqttbench.stack import open_stack
 from mqttbench.stack.impair import NO_IMPAIRMENT

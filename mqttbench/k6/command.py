@@ -1,8 +1,8 @@
 """The one place a k6 command line is built. Every caller goes through
-run_argv: scripts/bench.sh and compare's targets (from shell, `python -m
-mqttbench.k6 argv`), the capacity search's trials, the generator's own
-benchmarks (k6/bench) and the tests (tests/project/test_package.py checks that no
-other builds one). Where k6 is the build of this checkout: binary()."""
+run_argv: the stacks' k6_command (bench), compare's targets, the capacity
+search's trials, the generator's own benchmarks (k6/bench) and the tests
+(tests/project/test_package.py checks that no other builds one). Where k6
+is the build of this checkout: binary()."""
 
 import hashlib
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import jsonschema
 
 from mqttbench import ROOT, verdict_policy
+from mqttbench.generated import result_schema
 
 # The result file's JSON Schema, generated from the Go type that writes
 # every result (k6/extension/result; mqttbench/generated/result_schema.py); it holds
 # the schema strings too, a finished run's first.
-SCHEMA_FILE = ROOT / "k6/extension/result/result.schema.json"
-SCHEMA = json.loads(SCHEMA_FILE.read_text())["properties"]["schema"]["enum"][0]
+SCHEMA_FILE = result_schema.SCHEMA
+SCHEMA = result_schema.schema_id()
 
 
 class MissingData(Exception):

@@ -39,13 +39,13 @@ def main(argv=None):
     stack = open_stack("compose" if args.compose else "native", args.broker)
     try:
         if args.command == "status":
-            rc = 0
-            for s in stack.status(args.service):
+            rc, services = 0, stack.status(args.service)
+            for s in services:
                 stale = f" (stale pid file: {s.why})" if s.why else ""
                 state = f"running (pid {s.pid})" if s.running else f"stopped{stale}"
                 print(f"{s.name:<14} {state}")
                 rc = rc if s.running else 3
-            if not args.service and (name := stack.running_broker()):
+            if not args.service and (name := stack.running_broker(services)):
                 print(f"{'broker name':<14} {name}")
             return rc
         if needs_service:

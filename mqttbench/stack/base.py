@@ -58,8 +58,9 @@ class Stack:
     def status(self, service=None):
         raise NotImplementedError
 
-    def running_broker(self):
-        """The broker this stack runs now, or None when it is down."""
+    def running_broker(self, services=None):
+        """The broker this stack runs now, or None when it is down; services:
+        what status() answered, when the caller has it already."""
         raise NotImplementedError
 
     def influx(self):

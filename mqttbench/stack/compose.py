@@ -79,8 +79,8 @@ class ComposeStack(Stack):
         names = [service] if service else sorted(set(running) | {"influxdb", "telegraf", self.broker})
         return [Service(n, running.get(n)) for n in names]
 
-    def running_broker(self):
-        up = {s.name for s in self.status() if s.running}
+    def running_broker(self, services=None):
+        up = {s.name for s in services or self.status() if s.running}
         found = [b for b in broker_facts.names() if b in up]
         return found[0] if found else None
 
@@ -140,7 +140,7 @@ class ComposeStack(Stack):
         if not env.get("TOXIPROXY_LISTEN"):
             raise StackError("--impair under compose needs the toxiproxy service of compose.yaml "
                              "(with TOXIPROXY_LISTEN and TOXIPROXY_UPSTREAM)")  # fmt: skip
-        i = Impairment(spec, f"http://127.0.0.1:{self.env.get('TOXIPROXY_PORT', '8474')}")
+        i = Impairment(spec, f"http://127.0.0.1:{self.env['TOXIPROXY_PORT']}")
         if not i.answers():
             raise StackError(f"--impair: the toxiproxy service does not answer at {i.api} "
                              "(docker compose ps toxiproxy; TOXIPROXY_PORT)")  # fmt: skip

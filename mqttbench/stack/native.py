@@ -29,8 +29,6 @@ SETTINGS = (
     "INFLUXDB_BUCKET INFLUXDB_RETENTION TELEGRAF_INTERVAL TELEGRAF_FLUSH_INTERVAL TELEGRAF_HOSTNAME "
     "NODE_EXPORTER_FLAGS MQTTBENCH_SECRETS"
 ).split()
-# The broker's listeners: plain, TLS, mutual TLS, WebSocket.
-BROKER_PORTS = ("MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT")
 
 
 class NativeStack(NativeServices, Stack):
@@ -44,8 +42,8 @@ class NativeStack(NativeServices, Stack):
         self.env["BROKER"] = self.broker
 
     # -- what the other parts ask of a stack
-    def running_broker(self):
-        if not all(s.running for s in self.status()):
+    def running_broker(self, services=None):
+        if not all(s.running for s in services or self.status()):
             return None
         try:
             return (self.state / "broker").read_text().strip()
@@ -124,7 +122,7 @@ class NativeStack(NativeServices, Stack):
         }
 
     def impairment(self, spec):
-        port, mqtt_port = self.env.get("TOXIPROXY_PORT", "8474"), self.env.get("TOXIPROXY_MQTT_PORT", "21883")
+        port, mqtt_port = self.env["TOXIPROXY_PORT"], self.env["TOXIPROXY_MQTT_PORT"]
         i = Impairment(spec, f"http://127.0.0.1:{port}")
         try:
             i.start_server(self.state, port, mqtt_port)
@@ -169,7 +167,7 @@ class NativeStack(NativeServices, Stack):
                 f"the native stack is already running ({' '.join(running)}): "
                 "scripts/stack.sh status, or scripts/stack.sh down first"
             )
-        for v in ("INFLUXDB_PORT", "TELEGRAF_K6_PORT", "NODE_EXPORTER_PORT", *BROKER_PORTS):
+        for v in ("INFLUXDB_PORT", "TELEGRAF_K6_PORT", "NODE_EXPORTER_PORT", *broker_native.PORTS):
             self.port_free(v)
         self.secrets = stack_secrets.ensure(self.env)
         self.save_settings()
@@ -235,9 +233,7 @@ class NativeStack(NativeServices, Stack):
             raise StackError(
                 f"the native stack in {self.state} was never started (no {path}): scripts/stack.sh up first"
             )
-        for line in path.read_text().splitlines():
-            name, _, value = line.partition("=")
-            self.env[name] = " ".join(shlex.split(value)) if value else ""
+        self.env |= settings.env_file(path)
         self.broker = self.env["BROKER"]
 
     # -- the services

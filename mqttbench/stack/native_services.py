@@ -24,10 +24,6 @@ def http_ok(url):
         return False
 
 
-def shell_ok(command):
-    return subprocess.run(command, shell=True, capture_output=True, check=False).returncode == 0
-
-
 def raise_open_files():
     """10K+ connections need file descriptors: the broker inherits this limit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -88,7 +84,7 @@ class NativeServices:
         self.wait_for("node_exporter", 10, lambda: http_ok(f"http://127.0.0.1:{port}/metrics"))
 
     def start_broker(self):
-        for v in ("MQTT_PORT", "MQTTS_PORT", "MTLS_PORT", "WS_PORT"):
+        for v in broker_native.PORTS:
             self.port_free(v)
         # The CA, server and client certificates (kept once made): the
         # scenarios' TLS_CA, TLS_CERT and TLS_KEY default to them.
