@@ -12,24 +12,50 @@ Exit codes, the same in every command:
 import argparse
 import importlib
 import os
+import subprocess
 import sys
+from pathlib import Path
 
-from mqttbench import ROOT
+from mqttbench import ROOT, settings
+from mqttbench.k6 import command as k6_command
+from mqttbench.stack import load_influx_token
 
-# Commands whose logic is still shell, or that need the venv's libraries
-# (InfluxDB's client, matplotlib), each run as its script (moving into this
-# package step by step; the scripts stay the documented commands).
-SCRIPTS = {
-    "compare": ("scripts/compare.sh", "brokers, builds or saved runs (--run) side by side, regressions judged"),
-    "report": ("scripts/report.sh", "turn a run's result file into its report"),
-    "capacity": ("scripts/capacity.sh", "search the load at the broker's CPU target"),
-}
-# Commands of the package itself: their module's main(argv).
+# The package's commands: their module's main(argv).
 MODULES = {
+    "compare": ("mqttbench.compare.__main__", "brokers, builds or saved runs (--run) side by side, regressions judged"),
+    "report": ("mqttbench.report.__main__", "turn a run's result file into its report"),
+    "capacity": ("mqttbench.capacity.__main__", "search the load at the broker's CPU target"),
     "bench": ("mqttbench.bench.__main__", "run a scenario against one broker and write its report"),
     "conformance": ("mqttbench.conformance", "check that a running broker does what the project assumes"),
     "stack": ("mqttbench.stack.__main__", "the stack: up, ensure, down, status, restart SERVICE"),
+    "generator-bench": (
+        "mqttbench.generator_bench.__main__",
+        "the generator's own figures (docs/benchmarks.md); `instances`: a run split over k6 processes",
+    ),
 }
+# Commands that need the venv's libraries (InfluxDB's client, matplotlib,
+# jinja2), with what scripts/setup.sh is asked to make when it is missing
+# (capacity's trials need the k6 build too: all of it).
+VENV = {"compare": ["python"], "report": ["python"], "capacity": []}
+# Commands that read InfluxDB without a stack of their own (a run's report,
+# capacity --target): the running stack's token when the caller gives none.
+READS_INFLUX = {"report", "capacity"}
+
+
+def in_venv(argv):
+    """Goes on under the venv's python (made first if missing): returns only
+    when this already is it."""
+    py = settings.cache() / "venv/current/bin/python"
+    if Path(sys.prefix).resolve() == py.parent.parent.resolve():
+        return
+    need = [py, *([Path(k6_command.binary())] if argv[0] == "capacity" else [])]
+    if not all(os.access(p, os.X_OK) for p in need):
+        made = subprocess.run([str(ROOT / "scripts/setup.sh"), *VENV[argv[0]]], check=False)
+        if made.returncode:
+            sys.exit(made.returncode)
+    # -P: this checkout's package, found through PYTHONPATH, never the caller's directory.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    os.execv(py, [str(py), "-P", "-m", "mqttbench", *argv])
 
 
 def parser():
@@ -37,9 +63,6 @@ def parser():
         prog="python -m mqttbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (script, what) in SCRIPTS.items():
-        p = sub.add_parser(name, help=what, description=f"{what} ({script}; its --help says the rest)", add_help=False)
-        p.add_argument("args", nargs=argparse.REMAINDER, help=f"the arguments of {script}")
     for name, (_, what) in MODULES.items():
         p = sub.add_parser(name, help=what, add_help=False)
         p.add_argument("args", nargs=argparse.REMAINDER, help=f"python -m mqttbench {name} --help says the rest")
@@ -52,17 +75,12 @@ def parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["compare"]:
-        # compare --run FOLDER ... is the package's own; anything else is scripts/compare.sh's.
-        from mqttbench.compare.__main__ import main as compare
-
-        return compare(argv[1:])
     if argv[:1] and argv[0] in MODULES:
+        if argv[0] in VENV:
+            in_venv(argv)
+        if argv[0] in READS_INFLUX:
+            load_influx_token()
         return importlib.import_module(MODULES[argv[0]][0]).main(argv[1:])
-    if argv[:1] and argv[0] in SCRIPTS:
-        # Everything after the command is the script's, --help included.
-        script = str(ROOT / SCRIPTS[argv[0]][0])
-        os.execv(script, [script, *argv[1:]])
     args = parser().parse_args(argv)
     from mqttbench.generate import generate
 

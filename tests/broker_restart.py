@@ -9,7 +9,8 @@ import socket
 import subprocess
 import time
 
-from conftest import run_argv, wait_until
+from conftest import wait_until
+from mqttbench.k6.command import run_argv
 
 
 def mosquitto(conf, port):

@@ -2,10 +2,7 @@
 Mosquitto) and the real k6 build, on test ports, in a throw-away state dir."""
 
 import atexit
-import contextlib
-import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -18,10 +15,20 @@ import pytest
 import requests
 
 import ports
+from mqttbench.stack import secrets as stack_secrets
 
 # Plugins of their own modules: the lanes and workers of a parallel run, the
-# other native brokers' stacks, the Docker engine of the compose tests.
-pytest_plugins = ["lanes", "native_stacks", "docker_engine", "clean_checkout"]
+# other native brokers' stacks, the Docker engine of the compose tests,
+# the brokers a test starts itself, the dashboards' run, a throttled k6.
+pytest_plugins = [
+    "lanes",
+    "native_stacks",
+    "docker_engine",
+    "clean_checkout",
+    "k6_runs",
+    "loopback_brokers",
+    "dashboard_answers",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The orchestration's package (mqttbench/) is tested too: pytest loads this
@@ -30,11 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 # The tests live in folders named as the code they test (tests/stack,
-# tests/report, ...), and some take a fixture or helper of another area's
-# module (from test_scenarios import mosquitto): every area is importable
-# by the module's name, as pytest itself imports it (rootdir-relative
-# basenames, unique across the folders).
-sys.path[1:1] = [str(d) for d in sorted(Path(__file__).parent.iterdir()) if d.is_dir() and any(d.glob("test_*.py"))]
+# tests/report, ...); what several share lives beside this file, as helper
+# modules (k6_runs, compare_runs, ...), and no test module imports another.
+# The helpers' fixtures are every module's (pytest_plugins, above).
 
 # The tests write nothing into the checkout: every run, report and
 # comparison of theirs goes to a results folder of the session's
@@ -48,7 +53,6 @@ RESULTS = Path(os.environ["MQTTBENCH_RESULTS"]).resolve()
 
 # After MQTTBENCH_RESULTS: the package reads it when imported.
 from mqttbench.k6.command import binary as k6_binary  # noqa: E402
-from mqttbench.k6.command import run_argv  # noqa: E402
 
 # Test ports differ from the defaults, so a user's running stack is untouched.
 # MQTTBENCH_TEST_PORT_OFFSET moves them all, so two checkouts can run their
@@ -114,58 +118,6 @@ TEST_PORTS = {
 }
 
 
-def load_dashboards():
-    """The provisioned dashboards, by file name."""
-    return {p.name: json.loads(p.read_text()) for p in sorted((ROOT / "grafana/dashboards").glob("*.json"))}
-
-
-def dashboard_queries():
-    """Every Flux text Grafana runs: (board, where, query) of panel targets,
-    variables and annotations."""
-    for name, d in load_dashboards().items():
-        for p in d["panels"]:
-            for t in p.get("targets", []):  # a row has none
-                yield name, p["title"], t["query"]
-        for v in d["templating"]["list"]:
-            if v["type"] == "query":  # not a textbox's default (History's reports)
-                yield name, f"variable {v['name']}", v["query"]
-        for a in d["annotations"]["list"]:
-            yield name, f"annotation {a['name']}", a["target"]["query"]
-
-
-def broker_panel_queries(broker):
-    """(panel title, Flux query) of every Broker internals panel that one
-    broker (a folder of brokers/) fills: the panels of the row
-    repeated by the broker variable, the same for every broker (each query
-    takes the broker's own series: bind it with broker=)."""
-    from mqttbench.brokers import facts as broker_facts
-
-    assert broker in broker_facts.names(), broker
-    in_row = False
-    for p in load_dashboards()["broker-internals.json"]["panels"]:
-        if p["type"] == "row":
-            in_row = p.get("repeat") == "broker"
-        elif in_row:
-            for t in p["targets"]:
-                yield p["title"], t["query"]
-
-
-def bind(query, start, run_id, scenario, broker="mosquitto", flow=".*"):
-    """What Grafana does: the v record and the template variables (flow: the
-    regex Grafana writes for the parts chosen, .* for All)."""
-    q = query.replace("${run_id}", run_id).replace("${broker}", broker).replace("${scenario}", scenario)
-    q = q.replace("${flow:regex}", flow)
-    q = q.replace("${broker:regex}", broker)  # History's brokers, several or all: one here
-    lines = q.split("\n")
-    imports = [line for line in lines if line.startswith("import ")]
-    rest = [line for line in lines if not line.startswith("import ")]
-    v = (
-        f"v = {{timeRangeStart: {start}, timeRangeStop: now(), windowPeriod: 2s, "
-        f'defaultBucket: "mqtt-bench", organization: "mqtt-bench"}}'
-    )
-    return "\n".join(imports + [v] + rest)
-
-
 def lib_value(expr):
     """Evaluates a shell expression after sourcing scripts/lib.sh."""
     return subprocess.check_output(["bash", "-c", f". {ROOT}/scripts/lib.sh; {expr}"], text=True).strip()
@@ -208,10 +160,9 @@ class Stack:
 
     @property
     def token(self):
-        for line in self.secrets.read_text().splitlines():
-            if line.startswith("INFLUX_TOKEN="):
-                return line.split("=", 1)[1]
-        raise AssertionError(f"no INFLUX_TOKEN in {self.secrets}")
+        token = stack_secrets.read(self.secrets).get("INFLUX_TOKEN")
+        assert token, f"no INFLUX_TOKEN in {self.secrets}"
+        return token
 
     def flux(self, query):
         r = requests.post(
@@ -269,154 +220,3 @@ def wait_until(fn, timeout=20.0, every=0.5):
         time.sleep(every)
         value = fn()
     return value
-
-
-def run_k6(k6_bin, script, env=None, out=None, summary=None, timeout=300):
-    """Runs a k6 script; returns (CompletedProcess, summary dict or None)."""
-    args = run_argv(script, k6=k6_bin, quiet=True, out=[out] if out else [], summary_export=summary)
-    e = dict(os.environ, K6_NO_USAGE_REPORT="true", **(env or {}))
-    p = subprocess.run(args, env=e, text=True, capture_output=True, timeout=timeout)
-    data = json.loads(Path(summary).read_text()) if summary and Path(summary).exists() else None
-    return p, data
-
-
-# Tests that assert behaviour (counts, reports, exit causes), not latency,
-# which a busy 2-core machine pushes past the scenarios' default 100 ms:
-# latency figures belong to the benchmarks (docs/benchmarks.md).
-BEHAVIOUR_P99_MS = "60000"
-
-
-def run_scenario_to_influx(stack, k6_bin, scenario, run_id, results_dir, **env):
-    """A scenario against the native stack, its metrics sent to InfluxDB
-    through Telegraf, its result file written to results_dir; p2p at SCALE
-    0.2 and P99_MS BEHAVIOUR_P99_MS unless env says otherwise. Returns
-    run_k6's (process, None)."""
-    return run_k6(
-        k6_bin,
-        ROOT / f"k6/scenarios/{scenario}.js",
-        out=stack.k6_out,
-        env={
-            "MQTT_URL": stack.mqtt_url,
-            "RUN_ID": run_id,
-            "SCALE": "0.2",
-            "P99_MS": BEHAVIOUR_P99_MS,
-            "RESULTS_DIR": str(results_dir),
-            **env,
-        },
-    )
-
-
-def run_p2p(k6_bin, results_dir, url, **env):
-    """p2p.js against url at SCALE 0.1 for 3 s (300 messages), P99_MS
-    BEHAVIOUR_P99_MS unless env says otherwise; returns (process, the run's
-    result document, or None when it wrote none)."""
-    run_id = f"p2p-{int(time.time() * 1000)}"
-    p, _ = run_k6(
-        k6_bin,
-        ROOT / "k6/scenarios/p2p.js",
-        env={
-            "MQTT_URL": url,
-            "SCALE": "0.1",
-            "DURATION": "3s",
-            "P99_MS": BEHAVIOUR_P99_MS,
-            "RESULTS_DIR": str(results_dir),
-            "RUN_ID": run_id,
-            **env,
-        },
-        timeout=180,
-    )
-    f = Path(results_dir) / f"{run_id}.json"
-    return p, (json.loads(f.read_text()) if f.exists() else None)
-
-
-@contextlib.contextmanager
-def project_mosquitto(tmp):
-    """Debian's mosquitto with brokers/mosquitto/mosquitto.conf, its plain
-    listener moved to a free loopback port (as scripts/stack.sh does) and
-    its TLS and WebSocket listeners left out (they need the stack's TLS
-    files; tests/scenarios/test_tls.py and test_websocket.py run them through
-    scripts/stack.sh), logging to tmp/mosquitto.log; yields (port, log path)."""
-    assert shutil.which("mosquitto") and shutil.which("mosquitto_sub"), "run scripts/setup/debian.sh"
-    port = free_port()
-    conf = (ROOT / "brokers/mosquitto/mosquitto.conf").read_text()
-    tls_and_ws = (
-        r"^(listener (8883|8884|8083)|(certfile|keyfile|cafile|require_certificate|protocol|socket_domain) .*)\n"
-    )
-    conf, n = re.subn(tls_and_ws, "", conf, flags=re.M)
-    assert n == 11, n
-    text, n = re.subn(r"^listener 1883$", f"listener {port} 127.0.0.1", conf, flags=re.M)
-    assert n == 1
-    (tmp / "mosquitto.conf").write_text(text)
-    log = tmp / "mosquitto.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(["mosquitto", "-c", str(tmp / "mosquitto.conf")], stdout=out, stderr=out)
-    try:
-
-        def up():
-            assert proc.poll() is None, log.read_text()
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        assert wait_until(up, timeout=10)
-        yield port, log
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-class ConnectionCounter:
-    """A TCP listener standing in for a broker: it counts connection attempts,
-    so a test can prove that nothing connected."""
-
-    def __init__(self):
-        import socket
-        import threading
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", free_port()))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self):
-        while not self.stop.is_set():
-            try:
-                self.accepted.append(self.sock.accept())
-            except OSError:
-                pass
-
-    def close(self):
-        self.stop.set()
-        self.thread.join()
-        self.sock.close()
-
-
-@pytest.fixture
-def throttled_k6(tmp_path):
-    """A wrapper that runs k6 in a cgroup (v1 cpu controller) capped at 2%
-    of one core: a generator that cannot keep up, or only late, whatever
-    the broker."""
-    root = Path("/sys/fs/cgroup/cpu")
-    if not os.access(root, os.W_OK):
-        pytest.skip("no writable cgroup cpu controller here")
-    group = root / f"mqttbench-test-{os.getpid()}"
-    wrapper = tmp_path / "throttled"
-    wrapper.write_text(
-        "#!/bin/sh\nset -e\n"
-        f"mkdir -p {group}\necho 100000 > {group}/cpu.cfs_period_us\necho 2000 > {group}/cpu.cfs_quota_us\n"
-        f'echo $$ > {group}/tasks\nexec "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    yield str(wrapper)
-    subprocess.run(["rmdir", str(group)], check=False)
-
-
-@pytest.fixture
-def connection_counter():
-    c = ConnectionCounter()
-    yield c
-    c.close()

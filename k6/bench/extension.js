@@ -1,5 +1,5 @@
 // Benchmark of the load generator itself (not of the broker), driven by
-// k6/bench/extension.py, which measures the k6 process from outside.
+// python -m mqttbench generator-bench, which measures the k6 process from outside.
 //   MODE=throughput  TOPOLOGY (p2p, fan-in, fan-out) at QOS, PAYLOAD bytes (or PAYLOAD_TEMPLATE),
 //                    RATE messages delivered per second for SECONDS
 //   MODE=idle        CONNS idle subscriber connections, held for HOLD seconds

@@ -38,9 +38,11 @@ from pathlib import Path
 
 from mqttbench import RESULTS, ROOT
 from mqttbench.brokers import facts as broker_facts
+from mqttbench.k6 import command as k6_command
 from mqttbench.report.influx import Influx
 from mqttbench.report.results import MissingData
 from mqttbench.stack import StackError, open_stack
+from mqttbench.stack.native_services import raise_open_files
 
 from . import output
 from .search import DEFAULT_CPU_TARGET, DEFAULT_PRECISION, GENERATOR, Bounds, Search, judge
@@ -173,7 +175,8 @@ def target_of(a):
 
 def main(argv=None):
     a = parse(argv)
-    k6 = os.environ.get("MQTTBENCH_K6_BIN") or "k6"
+    k6 = k6_command.binary()
+    raise_open_files()  # the trials' thousands of connections; the stack's broker inherits it too
     target = target_of(a)
     bounds = Bounds(None if a.no_cpu else a.cpu_target)
     search = Search(a.start_rate, a.max_rate, a.precision)

@@ -35,7 +35,7 @@ Usage: scripts/compare.sh --broker mosquitto,emqx,nanomq,vernemq [--native|--com
   --docs FILE       also this comparison's section of a docs page (e.g. docs/brokers-compared.md):
                     the date, machine, load average, this command, the brokers' versions and
                     settings and the tables; the section of the same scenario and QoS is
-                    replaced, the rest of the page kept (mqttbench/report/docs_page.py).
+                    replaced, the rest of the page kept (mqttbench/report/comparison/docs_page.py).
 Rounds and regressions (docs/comparison.md):
   --rounds N           each column runs N times, alternating (A B A B ...), so that
                        a busy spell of the host weighs on every column alike; each
@@ -43,7 +43,7 @@ Rounds and regressions (docs/comparison.md):
                        median of its rounds, every round's value beside it.
   --baseline NAME      each other column, per metric, against column NAME: the change
                        of the medians, its bootstrap interval and a word (regressed,
-                       improved, no change beyond noise) (mqttbench/report/regress.py).
+                       improved, no change beyond noise) (mqttbench/report/comparison/regress.py).
   --fail-on BOUNDS     e.g. 'p99=+10%,rate=-5%,broker_cpu_per_msg=+10%': exit 4 when a
                        metric regressed with its whole interval beyond its bound
                        (after the report is written). Metrics: rate, p50, p99,

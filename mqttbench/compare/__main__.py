@@ -10,16 +10,18 @@ from mqttbench.compare import USAGE
 from mqttbench.compare.options import parse
 from mqttbench.compare.run import compare
 from mqttbench.outcome import Stop, end
-from mqttbench.report import brokers
+from mqttbench.report.comparison import write as comparison
 from mqttbench.report.results import MissingData, find
 
 
 def compare_folders(folders, out_root):
     """Writes the comparison of run folders; returns the compare folder."""
     # influx: each column's InfluxDB side is read, from the series its folder saved.
-    manifest = brokers.runs_manifest([{"run_id": find([f]).run_id, "folder": str(f), "influx": True} for f in folders])
+    manifest = comparison.runs_manifest(
+        [{"run_id": find([f]).run_id, "folder": str(f), "influx": True} for f in folders]
+    )
     out = Path(out_root) / manifest["compare_id"]
-    brokers.write(manifest, [str(f) for f in folders], out)
+    comparison.write(manifest, [str(f) for f in folders], out)
     return out
 
 

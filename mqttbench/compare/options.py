@@ -12,7 +12,7 @@ from mqttbench.brokers import facts as broker_facts
 from mqttbench.compare import USAGE
 from mqttbench.compare.targets import URL_RE, watched_pid
 from mqttbench.outcome import Stop, bad
-from mqttbench.report import docs_page, rounds
+from mqttbench.report.comparison import docs_page, rounds
 from mqttbench.stack import impair
 
 NAME_RE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}"
@@ -236,7 +236,7 @@ def check_impairs(o):
 
 
 def check_rounds(o):
-    """The rounds' options, read and checked by report.rounds (the one reader of
+    """The rounds' options, read and checked by report.comparison.rounds (the one reader of
     bounds and baseline files); a relative FILE is the caller's."""
     for k in ("--save-baseline", "--against"):
         if o.rounds[k]:

@@ -1,5 +1,5 @@
 """A comparison's runs, round after round, its manifest, and compare.md
-with the verdicts (report.brokers); the exit code: 4 when a --fail-on bound
+with the verdicts (report.comparison.write); the exit code: 4 when a --fail-on bound
 was breached (a marked run matters less than a regression found), else 1
 when a column was marked."""
 
@@ -71,19 +71,19 @@ def limits(o):
 
 
 def report_and_exit(o, out, marked):
-    """compare.md from the manifest (report.brokers: the verdicts too)."""
+    """compare.md from the manifest (report.comparison.write: the verdicts too)."""
     if not os.environ.get("INFLUX_TOKEN"):
         token = open_stack(o.mode if o.mode in ("native", "compose") else "native").influx().token
         if token:
             os.environ["INFLUX_TOKEN"] = token
-    rc = report_module("brokers", str(out / "manifest.json"))
+    rc = report_module("comparison.write", str(out / "manifest.json"))
     if rc == 2:
-        raise Stop(None, 2)  # not comparable with the baseline: report.brokers said why
+        raise Stop(None, 2)  # not comparable with the baseline: report.comparison.write said why
     if rc not in (0, 4):
         raise Stop("the comparison report failed: see the message above (the runs' own reports are in "
                    "reports/<run id>/)")  # fmt: skip
     # --docs: this comparison's section of the page (its marked columns too, with their reasons).
-    if o.docs and report_module("docs_page", "write", str(out), "--docs", o.docs):
+    if o.docs and report_module("comparison.docs_page", "write", str(out), "--docs", o.docs):
         raise Stop(f"--docs: the section of {o.docs} was not written: see the message above ({out}/compare.md was)")
     if marked:
         warn(f"{marked} of {(len(o.brokers) * len(o.impairs or [None]) + len(o.targets)) * o.n_rounds} runs marked "

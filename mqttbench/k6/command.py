@@ -1,6 +1,6 @@
 """The one place a k6 command line is built. Every caller goes through
 run_argv: the stacks' k6_command (bench), compare's targets, the capacity
-search's trials, the generator's own benchmarks (k6/bench) and the tests
+search's trials, the generator's own benchmarks (generator_bench) and the tests
 (tests/project/test_package.py checks that no other builds one). Where k6
 is the build of this checkout: binary()."""
 

@@ -37,8 +37,10 @@ from jinja2 import Environment, FileSystemLoader
 
 from mqttbench import RESULTS
 from mqttbench.brokers import facts as broker_facts
+from mqttbench.k6 import command as k6_command
 
-from . import brokers, charts, diagnosis, history, network, parts, series, tables
+from . import charts, diagnosis, history, network, parts, series, tables
+from .comparison import write as comparison
 from .influx import HostTagged, Influx
 from .results import MissingData, find, instance_dirs
 
@@ -81,9 +83,9 @@ def merge(run_id, dirs, always):
     for d in instance_dirs(dirs, run_id):
         if not always and (d / f"{run_id}.json").exists():
             continue
-        k6 = os.environ.get("MQTTBENCH_K6_BIN") or "k6"
         p = subprocess.run(
-            [k6, "x", "mqtt-merge", run_id, "--dir", str(d)], env=dict(os.environ, K6_NO_USAGE_REPORT="true")
+            [k6_command.binary(), "x", "mqtt-merge", run_id, "--dir", str(d)],
+            env=dict(os.environ, K6_NO_USAGE_REPORT="true"),
         )
         if p.returncode not in (0, 99):
             raise MissingData(f"run {run_id}: k6 x mqtt-merge failed (exit code {p.returncode}): see its message above")
@@ -170,14 +172,14 @@ def report_one(run, influx, influx_problem, args, folder=None):
 
 def compare(done, args, dirs):
     """The comparison of several runs, written as scripts/compare.sh writes
-    its own (report.brokers): a column per run, named by its run id. done:
+    its own (report.comparison.write): a column per run, named by its run id. done:
     [(run, (res, t) of its report just made, or None when a report was kept)]."""
     no_influx = "InfluxDB: not read (--no-influx)" if args.no_influx else None
-    manifest = brokers.runs_manifest(
+    manifest = comparison.runs_manifest(
         [{"run_id": run.run_id, "influx": not args.no_influx, "no_influx": no_influx} for run, _ in done]
     )
     built = {run.run_id: b for run, b in done if b is not None}
-    brokers.write(manifest, dirs, Path(args.out) / manifest["compare_id"], built)
+    comparison.write(manifest, dirs, Path(args.out) / manifest["compare_id"], built)
 
 
 def main(argv=None):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from mqttbench import flux_filters as ff
 
-from . import regress
-from .baseline import comparable
+from .comparison import regress
+from .comparison.baseline import comparable
 from .results import SCHEMA
 
 NOT_RECORDED = "not recorded"

@@ -3,6 +3,8 @@ node_exporter, natively (native.py) or under compose (compose.py), behind
 one interface (base.py), so that what runs on it never asks which.
 open_stack() picks one."""
 
+import os
+import shutil
 import subprocess
 
 from mqttbench import settings
@@ -12,7 +14,7 @@ from mqttbench.stack.base import Influx, Service, Stack, StackError
 from mqttbench.stack.compose import ComposeStack
 from mqttbench.stack.native import NativeStack
 
-__all__ = ["Influx", "Service", "Stack", "StackError", "choose_kind", "open_stack"]
+__all__ = ["Influx", "Service", "Stack", "StackError", "choose_kind", "load_influx_token", "open_stack"]
 
 
 def choose_kind(brokers):
@@ -43,3 +45,19 @@ def choose_kind(brokers):
 def open_stack(kind, broker=None, environ=None):
     """The stack of that kind ("native" or "compose") for broker."""
     return (ComposeStack if kind == "compose" else NativeStack)(broker, environ)
+
+
+def load_influx_token():
+    """INFLUX_TOKEN for what reads InfluxDB without starting a stack (report,
+    capacity --target): the caller's; else, while the compose stack's
+    InfluxDB runs, its generated one; else the native stack's secrets file."""
+    if os.environ.get("INFLUX_TOKEN"):
+        return
+    token = None
+    if shutil.which("docker"):
+        compose = ComposeStack(None)
+        if compose.status("influxdb")[0].running:
+            token = compose.secret("influx_token")
+    token = token or NativeStack(None).influx().token
+    if token:
+        os.environ["INFLUX_TOKEN"] = token

@@ -135,7 +135,9 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     r = subprocess.run(
         [
             "python3",
-            str(ROOT / "k6/bench/extension.py"),
+            "-m",
+            "mqttbench",
+            "generator-bench",
             "--quick",
             "--rounds",
             "2",
@@ -147,6 +149,7 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
             str(page),
         ],
         env=stack.env,
+        cwd=ROOT,
         text=True,
         capture_output=True,
         timeout=600,
@@ -162,7 +165,7 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
     text = page.read_text()
     # The command that reproduces it: the transports' URLs are the stack's (MQTTS_PORT, WS_PORT).
     tls, ws = f"mqtts://127.0.0.1:{stack.env['MQTTS_PORT']}", f"ws://127.0.0.1:{stack.env['WS_PORT']}/mqtt"
-    command = f"- command: `k6/bench/extension.py --quick --rounds 2 --url {stack.mqtt_url}"
+    command = f"- command: `python -m mqttbench generator-bench --quick --rounds 2 --url {stack.mqtt_url}"
     command += f" --tls-url {tls} --ws-url {ws}"
     for line in ("- date: ", "- machine: ", command, f"--docs {page}`", "RSS per idle connection"):
         assert line in text, text
@@ -221,7 +224,10 @@ def test_instances_benchmark_script_runs(tmp_path):
     r = subprocess.run(
         [
             "python3",
-            str(ROOT / "k6/bench/instances.py"),
+            "-m",
+            "mqttbench",
+            "generator-bench",
+            "instances",
             "--connections",
             "400",
             "--duration",
@@ -230,6 +236,7 @@ def test_instances_benchmark_script_runs(tmp_path):
             str(page),
         ],
         env=dict(os.environ, MQTTBENCH_INSTANCES_PORT=str(loopback_port(11899))),
+        cwd=ROOT,
         text=True,
         capture_output=True,
         timeout=600,

@@ -9,61 +9,12 @@ import subprocess
 import time
 
 import pytest
-from test_scenarios import mosquitto
 
-from conftest import BEHAVIOUR_P99_MS, ROOT, loopback_port, run_argv, wait_until
+from conftest import ROOT, wait_until
+from k6_runs import SCENARIOS, finish, launch, logs, merge
+from loopback_brokers import sys_counters
 from mqttbench.brokers import counters as broker_counters
-
-SCENARIOS = ROOT / "k6" / "scenarios"
-
-
-def launch(k6_bin, script, n, env, results):
-    """n k6 processes, instance i with segment i/n of the sequence and its
-    own loopback source address, as scripts/bench.sh --instances does;
-    P99_MS BEHAVIOUR_P99_MS unless env says otherwise."""
-    procs = []
-    for i in range(n):
-        e = dict(os.environ, K6_NO_USAGE_REPORT="true", RESULTS_DIR=str(results), LOCAL_ADDRESS=f"127.0.0.{i + 2}")
-        e |= {"P99_MS": BEHAVIOUR_P99_MS, **env}
-        args = run_argv(script, k6=k6_bin, quiet=True, instance=(i, n))
-        log = open(results / f"instance-{i + 1}.log", "w")
-        procs.append(subprocess.Popen(args, env=e, stdout=log, stderr=subprocess.STDOUT, text=True))
-    return procs
-
-
-def finish(procs, timeout=240):
-    return [p.wait(timeout) for p in procs]
-
-
-def merge(k6_bin, run_id, results):
-    return subprocess.run(
-        [k6_bin, "x", "mqtt-merge", run_id, "--dir", str(results)],
-        text=True,
-        capture_output=True,
-        timeout=120,
-        env=dict(os.environ, K6_NO_USAGE_REPORT="true"),
-    )
-
-
-def logs(results):
-    return "\n".join(p.read_text()[-1500:] for p in sorted(results.glob("instance-*.log")))
-
-
-@pytest.fixture
-def fresh_mosquitto(tmp_path):
-    """A Mosquitto of its own, so that its $SYS counters count this test's
-    messages only; $SYS every second, no connection cap."""
-    port = loopback_port(11895)
-    text = f"listener {port} 127.0.0.1\nallow_anonymous true\nsys_interval 1\nmax_connections -1\n"
-    with mosquitto(tmp_path / "m.conf", port, text) as url:
-        yield url, port
-
-
-def sys_counters(port):
-    """Mosquitto's own PUBLISH counts, after its next $SYS update."""
-    time.sleep(2.5)
-    values, _ = broker_counters.from_sys("mosquitto", "127.0.0.1", port)
-    return {k: int(v) for k, v in values.items()}
+from mqttbench.k6.command import run_argv
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ import urllib.request
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, RESULTS, ROOT, loopback_port, wait_until
+from conftest import RESULTS, ROOT, loopback_port, wait_until
+from k6_runs import BEHAVIOUR_P99_MS
 
 sys.path.insert(0, str(ROOT / "tests/compose"))
 from check_dashboards import Chromium  # noqa: E402 (after the path)

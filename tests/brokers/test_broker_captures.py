@@ -19,7 +19,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import ROOT, bind, broker_panel_queries, wait_until
+from conftest import ROOT, wait_until
+from dashboard_answers import bind, broker_panel_queries
 from mqttbench import flux_filters as ff
 from mqttbench import settings
 from mqttbench.brokers import counters as broker_counters

@@ -14,7 +14,9 @@ import tomllib
 import pytest
 import yaml
 
-from conftest import RESULTS, ROOT, Stack, bind, lib_value, loopback_port, project_mosquitto
+from conftest import RESULTS, ROOT, Stack, lib_value, loopback_port
+from dashboard_answers import bind
+from loopback_brokers import project_mosquitto
 from mqttbench import settings
 
 COPY = "mosquitto2"

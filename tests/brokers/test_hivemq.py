@@ -16,17 +16,9 @@ import pytest
 import requests
 
 import grafana_frames as gf
-from conftest import (
-    BEHAVIOUR_P99_MS,
-    RESULTS,
-    ROOT,
-    bind,
-    broker_panel_queries,
-    lib_value,
-    run_k6,
-    run_p2p,
-    wait_until,
-)
+from conftest import RESULTS, ROOT, lib_value, wait_until
+from dashboard_answers import bind, broker_panel_queries
+from k6_runs import BEHAVIOUR_P99_MS, run_k6, run_p2p
 from native_stacks import native_ports
 
 # Ports of its own (the session's stack may hold TEST_PORTS); the launcher's

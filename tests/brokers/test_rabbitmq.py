@@ -12,16 +12,11 @@ import subprocess
 import time
 
 import pytest
-from test_loopback_only import LOOPBACK, descendants, listening
 
-from conftest import (
-    ROOT,
-    bind,
-    broker_panel_queries,
-    run_k6,
-    run_scenario_to_influx,
-    wait_until,
-)
+from conftest import ROOT, wait_until
+from dashboard_answers import bind, broker_panel_queries
+from host_processes import LOOPBACK, descendants, listening
+from k6_runs import run_k6, run_scenario_to_influx
 from mqttbench.brokers import facts as broker_facts
 
 pytestmark = pytest.mark.skipif(

@@ -16,7 +16,8 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, project_mosquitto
+from conftest import ROOT
+from loopback_brokers import project_mosquitto
 from mqtt_wire import Client, connack_properties
 
 # Where each fact was read. The nng submodule of nanomq 0.23.10 is pinned at

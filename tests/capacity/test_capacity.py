@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_scenarios import mosquitto
 
 from conftest import ROOT, loopback_port
 from delay_proxy import DelayProxy
+from loopback_brokers import mosquitto
 from mqttbench.capacity.search import Bounds, Search, Trial, judge
 
 BOUNDS = Bounds(cpu_target=75)

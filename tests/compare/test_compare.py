@@ -5,29 +5,14 @@ cannot be reached are marked in the report, and the others still run."""
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import RESULTS, ROOT, lib_value, loopback_port, wait_until
-
-COMPARE = ROOT / "scripts/compare.sh"
-REPORTS = RESULTS
-
-
-def compare(*args, env=None, timeout=900):
-    return subprocess.run(
-        [str(COMPARE), *args], env=env or dict(os.environ), text=True, capture_output=True, timeout=timeout
-    )
-
-
-def listening(port):
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+from compare_runs import REPORTS, cleanup, compare, table
+from conftest import ROOT, lib_value, loopback_port, wait_until
+from loopback_brokers import listening
 
 
 @pytest.fixture
@@ -59,23 +44,6 @@ def two_mosquittos(tmp_path):
         for p in procs:
             p.terminate()
             p.wait(timeout=10)
-
-
-def cleanup(compare_id):
-    shutil.rmtree(REPORTS / f"compare-{compare_id}", ignore_errors=True)
-    for p in (REPORTS / "raw").glob(f"{compare_id}-*"):
-        p.unlink()
-    for d in REPORTS.glob(f"{compare_id}-*"):
-        shutil.rmtree(d, ignore_errors=True)
-    for d in REPORTS.glob(f"capacity-{compare_id}-*"):
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def table(md, title):
-    """The rows of the Markdown table under the heading `title`, as lists of cells."""
-    lines = md.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0].splitlines()
-    rows = [line for line in lines if line.startswith("|")]
-    return [[c.strip() for c in row.strip("|").split("|")] for row in rows if not set(row) <= set("|-: ")]
 
 
 def test_compare_two_mosquitto_configs_marks_the_brokers_that_cannot_run(stack, two_mosquittos):
@@ -275,7 +243,7 @@ def test_search_comparison_tabulates_capacity_files(tmp_path):
     py = lib_value('echo "$CACHE/venv/current/bin/python"')
     try:
         r = subprocess.run(
-            [py, "-m", "mqttbench.report.brokers", str(out / "manifest.json")],
+            [py, "-m", "mqttbench.report.comparison.write", str(out / "manifest.json")],
             cwd=ROOT,
             text=True,
             capture_output=True,

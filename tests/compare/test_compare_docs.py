@@ -9,13 +9,14 @@ import subprocess
 import time
 
 import pytest
-from test_compare import REPORTS, cleanup, compare, table
 
-from conftest import RESULTS, ROOT, run_k6
+from compare_runs import REPORTS, cleanup, compare, table
+from conftest import RESULTS, ROOT
+from k6_runs import run_k6
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.compare.columns import Columns
 from mqttbench.compare.options import Options
-from mqttbench.report import docs_page
+from mqttbench.report.comparison import docs_page
 
 INTRO = "# Brokers compared\n\nWritten by hand: kept.\n"
 

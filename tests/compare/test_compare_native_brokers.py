@@ -10,8 +10,8 @@ import subprocess
 import time
 
 import pytest
-from test_compare import cleanup, table
 
+from compare_runs import cleanup, table
 from conftest import RESULTS, ROOT, Stack
 from mqttbench.brokers import facts as broker_facts
 from native_stacks import COMPARISON_SLOT, slot_env

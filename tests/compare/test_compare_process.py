@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from test_compare import REPORTS, cleanup, compare, listening, table
 
+from compare_runs import REPORTS, cleanup, compare, table
 from conftest import loopback_port, wait_until
+from loopback_brokers import listening
 
 
 @pytest.fixture

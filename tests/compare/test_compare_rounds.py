@@ -12,9 +12,10 @@ import time
 
 import pytest
 import requests
-from test_compare import REPORTS, cleanup, compare, listening, table
 
+from compare_runs import REPORTS, cleanup, compare, table
 from conftest import loopback_port, wait_until
+from loopback_brokers import listening
 from mqttbench import settings
 
 SMALL = ["-e", "QOS=1", "-e", "SCALE=0.1", "-e", "DURATION=2s", "-e", "P99_MS=60000"]

@@ -9,9 +9,9 @@ import getpass
 import json
 import subprocess
 
-from test_scenarios import mosquitto
-
-from conftest import ROOT, TEST_PORTS, loopback_port, run_p2p
+from conftest import ROOT, TEST_PORTS, loopback_port
+from k6_runs import run_p2p
+from loopback_brokers import mosquitto
 
 
 def compare(stack, results, out, *run_ids):

@@ -1,10 +1,10 @@
-"""mqttbench/report/regress.py on fixed data: the medians, the seeded bootstrap
+"""mqttbench/report/comparison/regress.py on fixed data: the medians, the seeded bootstrap
 interval, the verdict word and the bounds of --fail-on."""
 
 import pytest
 
-from mqttbench.report import regress, rounds
-from mqttbench.report.regress import METRICS, BadBound, breach, parse_bounds, verdict
+from mqttbench.report.comparison import regress, rounds
+from mqttbench.report.comparison.regress import METRICS, BadBound, breach, parse_bounds, verdict
 
 # Five rounds a side, as an A/A comparison gives them: the same broker twice.
 A = [1.10, 1.32, 0.98, 1.21, 1.05]
@@ -139,7 +139,7 @@ def test_a_bound_breached_only_with_the_whole_interval_beyond_it():
 
 
 def entry(name, k, p99, rate=100.0, **extra):
-    """One round of a column as report.brokers holds it."""
+    """One round of a column as report.comparison.write holds it."""
     figures = {"sub_rate": rate, "latency_p50": p99 / 10, "latency_p99": p99, "broker_cpu_avg": 1.0,
                "broker_rss_max_mb": 9.0, "connect_rate": 200.0, "lost": 0, "published": 300, "passed": True,
                "failed_thresholds": [], "transport": "TCP"}  # fmt: skip

@@ -16,15 +16,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import (
-    ROOT,
-    TEST_PORTS,
-    bind,
-    dashboard_queries,
-    load_dashboards,
-    run_scenario_to_influx,
-    wait_until,
-)
+from conftest import ROOT, TEST_PORTS, wait_until
+from dashboard_answers import bind, dashboard_queries, load_dashboards
+from k6_runs import run_scenario_to_influx
 from mqttbench import flux_filters as ff
 from mqttbench import settings
 from mqttbench.brokers import facts as broker_facts

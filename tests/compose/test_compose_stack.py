@@ -23,10 +23,11 @@ import subprocess
 import time
 
 import pytest
-from test_impair import cleanup
-from test_loopback_only import LOOPBACK, descendants, listening
 
-from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, RESULTS, ROOT, loopback_port
+from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
+from host_processes import LOOPBACK, descendants, listening
+from impaired_runs import cleanup
+from k6_runs import BEHAVIOUR_P99_MS
 
 PROJECT = f"xmosquittox-{PORT_OFFSET}"
 ENV = {

@@ -34,7 +34,8 @@ from urllib.parse import urlparse
 import pytest
 import requests
 
-from conftest import BEHAVIOUR_P99_MS, ROOT, run_k6
+from conftest import ROOT
+from k6_runs import BEHAVIOUR_P99_MS, run_k6
 from mqtt_wire import Client
 from mqttbench.brokers import counters as broker_counters
 from mqttbench.brokers import facts as broker_facts

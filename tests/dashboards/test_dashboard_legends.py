@@ -14,7 +14,9 @@ import pytest
 import requests
 
 import grafana_frames as gf
-from conftest import ROOT, bind, broker_panel_queries, load_dashboards, run_scenario_to_influx, wait_until
+from conftest import ROOT
+from dashboard_answers import answer, bind, broker_panel_queries, load_dashboards, panels, series
+from k6_runs import run_scenario_to_influx
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.dashboards import broker_queries
 from mqttbench.dashboards import flux as grafana_flux
@@ -77,13 +79,6 @@ STATS = {
     **{t: [(0, "green"), (1, "red"), (1000, "red")] for t in ("Lost messages", "Connect failures")},
     **{t: [(0, "green"), (1, "red")] for t in ("Publish failures", "Reconnects", "Errors")},
 }
-
-
-def panels(kind=None):
-    for board, d in load_dashboards().items():
-        for p in d["panels"]:
-            if kind is None or p["type"] == kind:
-                yield board, p
 
 
 def colour(thresholds, value):
@@ -171,41 +166,6 @@ def test_broker_internals_is_one_row_repeated_by_the_broker_variable():
 # ---- against InfluxDB --------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def p2p_run(stack, k6_bin, tmp_path_factory):
-    """A real p2p run with two steps, then time for Mosquitto's last $SYS
-    counter change (one sys_interval) and a SYS_QUIET window without one
-    to close after it (up to two more). The second step outlasts a whole
-    sys_interval, so one of Mosquitto's counter changes is 200 msg/s
-    however the steps fall between its updates (a 3 s step drew 46 msg/s
-    when most of the run fell into one update and the rest was averaged
-    over the quiet time before it)."""
-
-    # The session's Mosquitto serves the tests before this one (in a worker,
-    # any module): until it says none of their clients is left, its
-    # connected count is not this run's alone.
-    def others_gone():
-        since = (datetime.now(UTC) - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        held = series(stack, "Connected clients and stored messages", since, "none").get("connected")
-        return held and held[-1][1] == 0
-
-    assert wait_until(others_gone, timeout=60, every=2), "Mosquitto still counts another test's clients"
-    start = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    run_id = f"legend-{int(time.time())}"
-    steps = f"100:3s,200:{2 * grafana_flux.SYS_INTERVAL_S}s"
-    p, _ = run_scenario_to_influx(stack, k6_bin, "p2p", run_id, tmp_path_factory.mktemp("res"), STEPS=steps)
-    assert p.returncode == 0, p.stderr[-3000:]
-    time.sleep(5 * grafana_flux.SYS_INTERVAL_S + 1)
-    return start, run_id
-
-
-def answer(stack, query, start, run_id, broker="mosquitto", stop=None):
-    q = bind(query, start, run_id, "p2p", broker)
-    if stop:  # a time range of the past
-        q = q.replace("timeRangeStop: now()", f"timeRangeStop: {stop}")
-    return gf.annotated_csv(stack, q)
-
-
 def test_every_legend_names_its_series_and_nothing_else(stack, p2p_run):
     start, run_id = p2p_run
     wrong = []
@@ -233,20 +193,6 @@ def test_every_legend_names_its_series_and_nothing_else(stack, p2p_run):
         if p["type"] == "stat" and len(names) != 1:
             wrong.append(f"{board} / {p['title']}: {len(names)} values")
     assert not wrong, "\n".join(wrong)
-
-
-def series(stack, title, start, run_id, broker="mosquitto"):
-    """{legend name: [(time, value)]} of a panel."""
-    p = next(p for _, p in panels() if p["title"] == title)
-    out = {}
-    for t in p["targets"]:
-        for fr in gf.frames(answer(stack, t["query"], start, run_id, broker)):
-            times, values = fr.fields[0].values, fr.fields[1].values
-            out[fr.fields[1].name] = [
-                (datetime.fromisoformat(x.replace("Z", "+00:00")), float(v) if v else None)
-                for x, v in zip(times, values, strict=True)
-            ]
-    return out
 
 
 def test_sys_values_hold_until_the_next_and_zero_shows_where_nothing_was_dropped(stack, p2p_run):

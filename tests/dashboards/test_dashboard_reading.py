@@ -12,15 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
-import test_dashboard_legends as legends
-from test_dashboard_legends import answer, series
 
 import grafana_frames as gf
-from conftest import TEST_PORTS, bind, load_dashboards, run_scenario_to_influx, wait_until
+from conftest import TEST_PORTS, wait_until
+from dashboard_answers import answer, bind, load_dashboards, series
+from k6_runs import run_scenario_to_influx
 from mqttbench.dashboards import flux as grafana_flux
-
-# The run the legends are checked on: a module fixture, run again here.
-p2p_run = legends.p2p_run
 
 # The p2p_run fixture's steps (msg/s).
 STEPS = (100, 200)

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, dashboard_queries, load_dashboards
+from conftest import ROOT
+from dashboard_answers import dashboard_queries, load_dashboards
 
 GRAFANA = ROOT / "grafana"
 DS_FILE = GRAFANA / "provisioning/datasources/influxdb.yaml"

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TEST_PORTS, run_k6, wait_until
+from conftest import ROOT, TEST_PORTS, wait_until
 from delay_proxy import DelayProxy
+from k6_runs import run_k6
 
 HERE = Path(__file__).parent / "k6"
 

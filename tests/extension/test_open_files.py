@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_k6
+from conftest import ROOT
+from k6_runs import run_k6
 from mqttbench import verdict_policy
 
 

@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from test_scenarios import SCENARIOS, mosquitto
-from test_shared_probe import mochi_broker
 
-from conftest import ROOT, loopback_port, run_k6, run_p2p
+from conftest import ROOT, loopback_port
+from k6_runs import SCENARIOS, run_k6, run_p2p
+from loopback_brokers import mochi_broker, mosquitto
 from mqttbench.brokers import facts as broker_facts
 
 # p2p at QoS 1, at a rate this machine sustains beside the broker.

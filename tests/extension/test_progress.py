@@ -9,7 +9,9 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, project_mosquitto, run_argv
+from conftest import ROOT
+from loopback_brokers import project_mosquitto
+from mqttbench.k6.command import run_argv
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 

@@ -6,7 +6,8 @@ k6/x/mqtt/internal, which index.d.ts does not describe."""
 import json
 import re
 
-from conftest import ROOT, run_k6
+from conftest import ROOT
+from k6_runs import run_k6
 
 SCRIPT = """
 import mqtt from 'k6/x/mqtt';

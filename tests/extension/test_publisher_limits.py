@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_argv, run_k6
+from conftest import ROOT
+from k6_runs import run_k6
+from mqttbench.k6.command import run_argv
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 

@@ -7,11 +7,10 @@ import json
 import os
 import time
 
-from test_report import report
-
 from broker_restart import k6_through_a_restart
+from compare_runs import report
 from conftest import ROOT, loopback_port
-from mqttbench.report import compare_tables
+from mqttbench.report.comparison import tables as compare_tables
 from mqttbench.report.results import Run
 
 P2P = ROOT / "k6/scenarios/p2p.js"

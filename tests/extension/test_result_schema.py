@@ -9,10 +9,10 @@ import sys
 import time
 
 import jsonschema
-from test_distributed import launch, merge
-from test_scenarios import SCENARIOS, mosquitto
 
-from conftest import ROOT, loopback_port, run_k6
+from conftest import ROOT, loopback_port
+from k6_runs import SCENARIOS, launch, merge, run_k6
+from loopback_brokers import mosquitto
 
 SCHEMA = json.loads((ROOT / "k6/extension/result/result.schema.json").read_text())
 LOAD = {"QOS": "1", "PUBLISHERS": "4", "SUBSCRIBERS": "4", "RATE": "200", "DURATION": "2s", "MAX_INSTANCES": "2"}

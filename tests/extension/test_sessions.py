@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from broker_restart import k6_through_a_restart
-from conftest import ROOT, loopback_port, run_k6
+from conftest import ROOT, loopback_port
+from k6_runs import run_k6
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 

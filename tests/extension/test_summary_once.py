@@ -9,10 +9,11 @@ import subprocess
 import time
 
 import pytest
-from test_distributed import SCENARIOS, finish, launch, logs, merge
-from test_scenarios import mosquitto
 
-from conftest import BEHAVIOUR_P99_MS, loopback_port, run_argv
+from conftest import loopback_port
+from k6_runs import BEHAVIOUR_P99_MS, SCENARIOS, finish, launch, logs, merge
+from loopback_brokers import mosquitto
+from mqttbench.k6.command import run_argv
 
 # What only a merge of several instances adds to a summary.
 MERGE_ONLY = ("instance", "clock skew", "start spread", "note", "missing")

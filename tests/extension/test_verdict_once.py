@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_scenarios import mosquitto
-from test_verdicts import run
 
 from conftest import ROOT, loopback_port
+from k6_runs import run
+from loopback_brokers import mosquitto
 from mqttbench import verdict_policy
 from mqttbench.report import diagnosis, tables
 from mqttbench.report.results import Run

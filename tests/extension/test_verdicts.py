@@ -11,22 +11,13 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from test_scenarios import SCENARIOS, mosquitto
 
-from conftest import ROOT, loopback_port, run_k6, wait_until
+from conftest import ROOT, loopback_port, wait_until
 from delay_proxy import DelayProxy
-
-
-def run(k6_bin, tmp_path, scenario, url, **env):
-    """A scenario run; returns (process, result file or None)."""
-    run_id = f"verdict-{scenario}-{int(time.time() * 1000)}"
-    full = {"MQTT_URL": url, "DURATION": "3s", "RESULTS_DIR": str(tmp_path), "RUN_ID": run_id, **env}
-    p, _ = run_k6(k6_bin, SCENARIOS / f"{scenario}.js", env=full, timeout=180)
-    f = Path(tmp_path) / f"{run_id}.json"
-    return p, (json.loads(f.read_text()) if f.exists() else None)
+from k6_runs import SCENARIOS, run, run_k6
+from loopback_brokers import mosquitto
 
 
 def test_a_threshold_whose_metric_has_no_samples_fails_the_run(k6_bin, tmp_path):

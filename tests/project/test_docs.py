@@ -13,8 +13,8 @@ from conftest import ROOT
 from mqttbench.generated import scenario_params
 
 README = ROOT / "README.md"
-# Pages written by a benchmark script, not by hand (k6/bench/extension_page.py,
-# k6/bench/instances.py, scripts/compare.sh --docs): their shape is the script's.
+# Pages written by a benchmark script, not by hand (mqttbench/generator_bench/page.py,
+# python -m mqttbench generator-bench instances, scripts/compare.sh --docs): their shape is the script's.
 GENERATED = {"benchmarks.md", "benchmarks-instances.md", "brokers-compared.md"}
 
 

@@ -31,10 +31,9 @@ import sys
 import pytest
 import requests
 import yaml
-from test_distributed import sys_counters
-from test_scenarios import mosquitto
 
 from conftest import ROOT, loopback_port, wait_until
+from loopback_brokers import mosquitto, sys_counters
 
 DEPLOY = ROOT / "deploy/k6-operator"
 TESTRUN_FILE = DEPLOY / "testrun.yaml"

@@ -20,6 +20,7 @@ LAYERS = [
     "bench",
     "capacity",
     "conformance",
+    "generator_bench",
     "report",
     "dashboards",
     "stack",
@@ -135,7 +136,6 @@ def test_one_place_builds_a_k6_command_line():
     sources = [
         *ROOT.glob("scripts/**/*.sh"),
         *PACKAGE.rglob("*.py"),
-        *ROOT.glob("k6/bench/*.py"),
         *ROOT.glob("tests/**/*.py"),
     ]
     found = []
@@ -146,3 +146,17 @@ def test_one_place_builds_a_k6_command_line():
             f"{path.relative_to(ROOT)}: {m.group(0)!r}" for m in K6_COMMAND[path.suffix].finditer(path.read_text())
         ]
     assert not found, found
+
+
+# The tests are organised as the code is: what several share is a helper
+# module beside conftest.py (k6_runs, loopback_brokers, ...), never a test
+# module that another imports: a test file then moves or changes alone.
+IMPORTS_A_TEST = re.compile(r"^\s*(?:from\s+test_\w+\s+import|import\s+test_\w+)", re.M)
+
+
+def files_importing_a_test(files):
+    return [str(f.relative_to(ROOT)) for f in files if IMPORTS_A_TEST.search(f.read_text())]
+
+
+def test_no_test_module_imports_another():
+    assert not files_importing_a_test(sorted((ROOT / "tests").rglob("*.py")))

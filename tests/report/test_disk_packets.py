@@ -16,9 +16,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from test_compare import REPORTS, cleanup, compare, listening, table
 
-from conftest import ROOT, bind, dashboard_queries, loopback_port, wait_until
+from compare_runs import REPORTS, cleanup, compare, table
+from conftest import ROOT, loopback_port, wait_until
+from dashboard_answers import bind, dashboard_queries
+from loopback_brokers import listening
 
 
 def test_telegraf_gathers_disk_io_process_io_and_packets():

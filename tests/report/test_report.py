@@ -10,14 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from conftest import ROOT, TEST_PORTS, lib_value, run_scenario_to_influx
+from compare_runs import report
+from conftest import ROOT, TEST_PORTS, lib_value
+from k6_runs import run_scenario_to_influx
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.report import tables
-
-
-def report(args, env):
-    py = lib_value('echo "$CACHE/venv/current/bin/python"')
-    return subprocess.run([py, "-m", "mqttbench.report", *args], cwd=ROOT, env=env, text=True, capture_output=True)
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,10 @@ import time
 
 import matplotlib.image as mpimg
 import pytest
-from test_report import report
 
-from conftest import run_scenario_to_influx, wait_until
+from compare_runs import report
+from conftest import wait_until
+from k6_runs import run_scenario_to_influx
 from mqttbench.report import charts, gaps
 
 

@@ -10,9 +10,10 @@ import os
 import subprocess
 
 import pytest
-from test_shared_probe import mochi_broker
 
-from conftest import ROOT, loopback_port, run_p2p
+from conftest import ROOT, loopback_port
+from k6_runs import run_p2p
+from loopback_brokers import mochi_broker
 from mqttbench.brokers import facts as broker_facts
 
 EMQX = broker_facts.load("emqx")

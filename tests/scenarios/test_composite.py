@@ -8,10 +8,8 @@ import os
 import subprocess
 import time
 
-from test_distributed import finish, fresh_mosquitto, launch, logs, merge  # noqa: F401, F811 (a fixture)
-from test_scenarios import run_scenario
-
-from conftest import ROOT, lib_value, run_k6
+from conftest import ROOT, lib_value
+from k6_runs import finish, launch, logs, merge, run_k6, run_scenario  # noqa: F401, F811 (a fixture)
 
 PARTS = ("p2p", "fanout", "fanin")
 SMALL = {"SCALE": "0.05", "DURATION": "4s"}
@@ -63,7 +61,7 @@ def test_composite_passes_with_background_open_and_each_part_exact(stack, k6_bin
         assert f"### Part `{name}`" in md, md
 
 
-def test_composite_merges_exactly_over_two_instances(k6_bin, tmp_path, fresh_mosquitto):  # noqa: F811
+def test_composite_merges_exactly_over_two_instances(k6_bin, tmp_path, fresh_mosquitto):
     url, _ = fresh_mosquitto
     run_id = f"dist-composite-{int(time.time() * 1000)}"
     results = tmp_path / "raw"
@@ -88,7 +86,7 @@ def test_a_bad_background_count_stops_before_any_connection(tmp_path, k6_bin):
     assert 'BACKGROUND="lots" is invalid: expected a whole number' in out, out
 
 
-def test_a_part_over_its_p99_bound_fails_the_run_by_its_own_verdict(k6_bin, tmp_path, fresh_mosquitto):  # noqa: F811
+def test_a_part_over_its_p99_bound_fails_the_run_by_its_own_verdict(k6_bin, tmp_path, fresh_mosquitto):
     """k6's exit code says what flow_verdicts say: mqtt_parts_failed counts
     the parts the extension's verdict fails."""
     url, _ = fresh_mosquitto

@@ -6,7 +6,8 @@ any connection, naming the placeholder."""
 import json
 import subprocess
 
-from conftest import ROOT, TEST_PORTS, run_k6, run_p2p
+from conftest import ROOT, TEST_PORTS
+from k6_runs import run_k6, run_p2p
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 

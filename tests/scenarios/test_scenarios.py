@@ -1,94 +1,22 @@
 """Every scenario of k6/scenarios runs at a reduced SCALE against
 real Mosquitto with its thresholds passing, and writes its result file."""
 
-import contextlib
 import json
 import os
-import socket
 import subprocess
 import time
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, ROOT, TEST_PORTS, loopback_port, run_argv, run_k6, wait_until
-
-SCENARIOS = ROOT / "k6/scenarios"
-
-# name -> extra environment for a short, small run on this machine.
-REDUCED = {
-    "conn-tcp-10K-100": {"SCALE": "0.05", "CONNECT_RATE": "500"},
-    "conn-tcp-1M-5K": {"SCALE": "0.0005", "CONNECT_RATE": "500"},
-    # Over the stack's TLS listener (scenario_env), with its generated CA.
-    "conn-tls-10K-100": {"SCALE": "0.05", "CONNECT_RATE": "500"},
-    "conn-tls-1M-5K": {"SCALE": "0.0005", "CONNECT_RATE": "500"},
-    "conn": {"SCALE": "0.2", "CONNECT_RATE": "500"},
-    "p2p-1K-1K-1K-1K": {"SCALE": "0.05"},
-    "p2p-50K-50K-50K-50K": {"SCALE": "0.002", "CONNECT_RATE": "500"},
-    "p2p": {"SCALE": "0.2"},
-    "fanout-1-1K-1-1K": {"SCALE": "0.1"},
-    "fanout-5-1000-5-250K": {"SCALE": "0.05"},
-    "fanout": {"SCALE": "0.05"},
-    "sharedsub-1K-5-1K-1K": {"SCALE": "0.05"},
-    "sharedsub-50K-500-50K-50K": {"SCALE": "0.002", "CONNECT_RATE": "500"},
-    "fanin": {"SCALE": "0.05"},
-    "symmetric": {"SCALE": "0.05"},
-    "qos-1K-1K-128B": {"SCALE": "0.05"},
-    "payload-1K-1K-20K": {"SCALE": "0.01", "PAYLOADS": "128,1024,8192"},
-    "bridge-500-500": {"SCALE": "0.02"},
-    # No proxy to cut here: the load alone (tests/scenarios/test_storm.py cuts).
-    "storm-1K-1K-1K-10s": {"SCALE": "0.05", "TOXIPROXY_URL": "none"},
-    # Each part's own checks: tests/scenarios/test_composite.py.
-    "composite": {"SCALE": "0.1"},
-    "composite-10K-1K-1K-1K": {"SCALE": "0.02", "CONNECT_RATE": "500"},
-    "composite-1M-50K-1K-50K": {"SCALE": "0.0005", "CONNECT_RATE": "1000"},
-}
+from conftest import ROOT, TEST_PORTS, loopback_port
+from k6_runs import REDUCED, SCENARIOS, run_k6, run_scenario, scenario_env
+from loopback_brokers import mosquitto
+from mqttbench.k6.command import run_argv
 
 
 def test_every_scenario_is_covered():
     assert {p.stem for p in SCENARIOS.glob("*.js")} == set(REDUCED)
-
-
-def scenario_env(stack, tmp_path, name, **extra):
-    tls = {}
-    if name.startswith("conn-tls-"):
-        tls = {"MQTT_URL": f"mqtts://127.0.0.1:{TEST_PORTS['MQTTS_PORT']}", "MQTTBENCH_STATE": str(stack.state)}
-    return {
-        "MQTT_URL": stack.mqtt_url,
-        **tls,
-        "DURATION": "3s",
-        "P99_MS": BEHAVIOUR_P99_MS,
-        "RESULTS_DIR": str(tmp_path),
-        "RUN_ID": f"test-{name}-{int(time.time() * 1000)}",
-        **REDUCED[name],
-        **extra,
-    }
-
-
-def run_scenario(k6_bin, stack, tmp_path, name, **extra):
-    env = scenario_env(stack, tmp_path, name, **extra)
-    p, _ = run_k6(k6_bin, SCENARIOS / f"{name}.js", env=env, timeout=240)
-    files = list(Path(tmp_path).glob(f"{env['RUN_ID']}.json"))
-    return p, (json.loads(files[0].read_text()) if files else None)
-
-
-@contextlib.contextmanager
-def mosquitto(conf, port, text):
-    """Another real Mosquitto on loopback, configured by text; yields its URL."""
-    conf.write_text(text)
-    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-
-        def up():
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        assert wait_until(up, timeout=10)
-        yield f"mqtt://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")

@@ -3,42 +3,18 @@ before load, naming the scenario and the filter, instead of reporting 100%
 loss at the end. The broker is the test-only mochi-mqtt program
 k6/extension/internal/testbroker, which takes $share/... literally."""
 
-import contextlib
 import json
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loopback_port, run_k6, wait_until
+from conftest import ROOT, loopback_port, wait_until
+from k6_runs import run_k6
+from loopback_brokers import listening, mochi_broker
 
 SHAREDSUB = ROOT / "k6/scenarios/sharedsub-1K-5-1K-1K.js"
-
-
-def listening(port):
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-@contextlib.contextmanager
-def mochi_broker(tmp, port, *flags):
-    """The test-only mochi-mqtt broker (k6/extension/internal/testbroker),
-    built into tmp and run on port with flags; yields its URL."""
-    binary = tmp / "testbroker"
-    subprocess.run(
-        ["go", "build", "-o", str(binary), "./internal/testbroker/cmd/testbroker"],
-        cwd=ROOT / "k6/extension",
-        check=True,
-    )
-    proc = subprocess.Popen([str(binary), "-port", str(port), *flags])
-    try:
-        assert wait_until(lambda: listening(port), timeout=10), "testbroker did not start"
-        yield f"mqtt://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")

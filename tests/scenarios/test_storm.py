@@ -8,10 +8,11 @@ import socket
 import time
 
 import pytest
-from test_impair import PORTS, bench, cleanup
 
 from broker_restart import k6_through_a_restart
-from conftest import RESULTS, ROOT, loopback_port, run_k6
+from conftest import RESULTS, ROOT, loopback_port
+from impaired_runs import PORTS, bench, cleanup
+from k6_runs import run_k6
 
 STORM = ROOT / "k6/scenarios/storm-1K-1K-1K-10s.js"
 

@@ -15,7 +15,8 @@ import subprocess
 import threading
 import time
 
-from conftest import ROOT, TEST_PORTS, loopback_port, run_k6, run_p2p, wait_until
+from conftest import ROOT, TEST_PORTS, loopback_port, wait_until
+from k6_runs import run_k6, run_p2p
 
 P2P = ROOT / "k6/scenarios/p2p.js"
 
@@ -255,7 +256,7 @@ def test_conn_tls_refuses_a_plain_url_naming_mqtt_url(k6_bin, tmp_path):
 def test_compare_columns_name_the_transport_when_a_run_was_not_plain_tcp():
     """scripts/compare.sh with -e MQTT_URL=... per target compares transports
     on one broker: the columns say which is which."""
-    from mqttbench.report.compare_tables import header
+    from mqttbench.report.comparison.tables import header
 
     tcp = {"name": "m-tcp", "status": "ran", "figures": {"transport": "TCP"}}
     tls = {"name": "m-tls", "status": "ran", "figures": {"transport": "TLS 1.3"}}

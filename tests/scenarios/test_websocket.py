@@ -3,7 +3,8 @@ Mosquitto (its websockets listener, subprotocol mqtt) delivers exactly, with
 the same accounting as TCP, and names the transport; a URL whose port is not
 a WebSocket listener fails the first connection, saying so."""
 
-from conftest import TEST_PORTS, run_p2p
+from conftest import TEST_PORTS
+from k6_runs import run_p2p
 
 
 def test_p2p_qos1_over_websocket_delivers_exactly(stack, k6_bin, tmp_path):

@@ -6,7 +6,6 @@ proxy outlives its run."""
 import calendar
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -14,36 +13,14 @@ import time
 
 import pytest
 
-from conftest import BEHAVIOUR_P99_MS, RESULTS, ROOT, loopback_port, wait_until
-
-# wan adds 40 ms +/- 5 ms each way (toxiproxy/profiles.toml; Toxiproxy's
-# latency toxic draws the jitter evenly on both sides): a median of 80 ms
-# plus the broker's share, whose estimate from a few hundred messages may
-# fall a fraction of a millisecond short (CI drew 79.871). 1 ms below is
-# four standard errors.
-WAN_P50_MS = 79
-
-PORTS = {"TOXIPROXY_PORT": str(loopback_port(18474)), "TOXIPROXY_MQTT_PORT": str(loopback_port(12884))}
+from conftest import RESULTS, ROOT, wait_until
+from impaired_runs import PORTS, WAN_P50_MS, bench, cleanup
+from k6_runs import BEHAVIOUR_P99_MS
 
 
 def listening(port):
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", int(port))) == 0
-
-
-def bench(stack, *args, **env):
-    return subprocess.run(
-        [str(ROOT / "scripts/bench.sh"), "--native", *args],
-        env={**stack.env, **PORTS, "K6_WEB_DASHBOARD": "false", **env},
-        text=True,
-        capture_output=True,
-        timeout=600,
-    )
-
-
-def cleanup(run_id):
-    (RESULTS / f"raw/{run_id}.json").unlink(missing_ok=True)
-    shutil.rmtree(RESULTS / f"{run_id}", ignore_errors=True)
 
 
 @pytest.mark.parametrize(
@@ -189,7 +166,7 @@ def test_killing_k6_mid_run_leaves_no_impairment(stack):
 
 @pytest.mark.slow
 def test_compare_runs_one_broker_under_several_profiles_in_one_report(stack):
-    from test_compare import cleanup as compare_cleanup
+    from compare_runs import cleanup as compare_cleanup
 
     cid = f"impair-cmp-{time.time_ns()}"
     r = subprocess.run(

@@ -10,12 +10,12 @@ import subprocess
 import time
 import urllib.request
 
-from test_impair import WAN_P50_MS, cleanup
-
-from conftest import BEHAVIOUR_P99_MS, PORT_OFFSET, RESULTS, ROOT, loopback_port
+from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
+from impaired_runs import WAN_P50_MS, cleanup
+from k6_runs import BEHAVIOUR_P99_MS
 
 ENV = {
-    "COMPOSE_FILE": "compose.yaml:tests/compose/stand-ins.yaml",
+    "COMPOSE_FILE": f"{ROOT}/compose.yaml:{ROOT}/tests/compose/stand-ins.yaml",
     "COMPOSE_PROJECT_NAME": f"mqtt-bench-impair-{PORT_OFFSET}",
     "MQTT_PORT": str(loopback_port(13883)),
     # The stand-in broker's TLS, mutual-TLS and WebSocket listeners (host network) move too.

@@ -3,11 +3,11 @@ InfluxDB through the real Telegraf, with the configs compose mounts."""
 
 import subprocess
 import time
-from pathlib import Path
 
 import requests
 
 from conftest import ROOT, TEST_PORTS, Stack, loopback_port, wait_until
+from host_processes import ended
 
 
 def measurement_counts(stack, start="-2m"):
@@ -101,14 +101,6 @@ def test_port_in_use_is_named(tmp_path):
 def test_unknown_broker_is_refused(tmp_path):
     r = Stack(tmp_path / "x").run("up", "--broker", "no-such-broker", check=False)
     assert r.returncode != 0 and "unknown broker 'no-such-broker'" in r.stderr
-
-
-def ended(pid):
-    """Exited: gone, or a zombie its parent has yet to reap."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 def test_down_stops_exactly_what_up_started(tmp_path):

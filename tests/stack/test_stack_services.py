@@ -2,9 +2,8 @@
 
 import subprocess
 
-from test_native_stack import ended
-
 from conftest import ROOT, TEST_PORTS
+from host_processes import ended
 
 
 def broker_answers(port):

@@ -1,12 +1,12 @@
-"""docs/benchmarks.md from the figures of one run of k6/bench/extension.py."""
+"""docs/benchmarks.md from the figures of one run of python -m mqttbench generator-bench."""
 
 import os
 import platform
 import time
 from pathlib import Path
 
-from extension_qos import qos_section
-from extension_transports import transports_section
+from .qos import qos_section
+from .transports import transports_section
 
 
 def machine():
@@ -32,7 +32,7 @@ def benchmarks_page(out, command):
     lines = [
         "# Benchmarks of the load generator",
         "",
-        "Written by `k6/bench/extension.py --docs docs/benchmarks.md` (with the native stack up:",
+        "Written by `python -m mqttbench generator-bench --docs docs/benchmarks.md` (with the native stack up:",
         "`scripts/stack.sh up`); rerun it to refresh this page. Generator and broker share the machine.",
         "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """Benchmark of the k6 MQTT extension as a load generator:
 
   delivered messages per generator CPU-second (p2p, 16-byte payload, QoS 0 and 1),
   the QoS section: QoS 0/1/2 x 16 B/4 KB at 10,000 delivered msg/s, p2p (--full:
     also fan-in and fan-out), delivered per CPU-second, RSS, the ratios to QoS 0,
-    and pub-to-sub latency at 1,000 msg/s (k6/bench/extension_qos.py),
-  the transports section (k6/bench/extension_transports.py),
+    and pub-to-sub latency at 1,000 msg/s (mqttbench/generator_bench/qos.py),
+  the transports section (mqttbench/generator_bench/transports.py),
   generator RSS per idle connection at 10,000 connections,
   generator RSS after 1M and after 10M messages.
 
@@ -18,7 +17,7 @@ skews both alike. --profile takes CPU profiles (k6's pprof endpoint) of the
 p2p 16 B runs. --rounds N runs each cell of the QoS matrix N times and keeps
 its median run. --qos-only and --transports-only measure one section and
 replace it in the --docs page, keeping the rest.
-Usage: k6/bench/extension.py [--quick] [--full] [--before K6] [--profile] [--rounds N]
+Usage: python -m mqttbench generator-bench [--quick] [--full] [--before K6] [--profile] [--rounds N]
          [--qos-only | --transports-only] [--json FILE] [--docs FILE] [--k6 PATH]
 """
 
@@ -29,11 +28,12 @@ import platform
 import tempfile
 from pathlib import Path
 
-# Its sections live beside it (run as a script, its folder is on the path).
-from extension_page import benchmarks_page
-from extension_qos import qos, qos_section, splice_qos
-from extension_transports import splice_transports, transports, transports_section
-from k6_process import ROOT, k6_bin, k6_version, run, use_build
+from mqttbench import ROOT
+
+from .page import benchmarks_page
+from .process import k6_bin, k6_version, run, use_build
+from .qos import qos, qos_section, splice_qos
+from .transports import splice_transports, transports, transports_section
 
 
 def throughput(
@@ -108,8 +108,12 @@ def soak(rate):
     }
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="python -m mqttbench generator-bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--url", default=f"mqtt://127.0.0.1:{os.environ.get('MQTT_PORT', '1883')}")
     ap.add_argument("--tls-url", default=f"mqtts://127.0.0.1:{os.environ.get('MQTTS_PORT', '8883')}")
     ap.add_argument("--ws-url", default=f"ws://127.0.0.1:{os.environ.get('WS_PORT', '8083')}/mqtt")
@@ -135,7 +139,7 @@ def main():
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--docs", help="write the figures as a Markdown page here (docs/benchmarks.md)")
     ap.add_argument("--k6", help="the k6 binary to measure (default: this checkout's build)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.rounds < 1:
         ap.error(f"--rounds {a.rounds}: give 1 or more runs per cell")
     override = use_build(a.k6)
@@ -174,7 +178,11 @@ def main():
         Path(a.json).write_text(json.dumps(out, indent=2))
     if a.docs:
         # The command that reproduces the page: --json only saves a copy.
-        command = ["k6/bench/extension.py", *(["--quick"] if a.quick else []), *(["--full"] if a.full else [])]
+        command = [
+            "python -m mqttbench generator-bench",
+            *(["--quick"] if a.quick else []),
+            *(["--full"] if a.full else []),
+        ]
         command += [*(["--before", a.before] if a.before else []), *(["--profile"] if a.profile else [])]
         command += ["--rounds", str(a.rounds)] if a.rounds > 1 else []
         command += ["--url", a.url, "--tls-url", a.tls_url, "--ws-url", a.ws_url]

@@ -1,17 +1,17 @@
 """A comparison's section of a docs page (scripts/compare.sh --docs FILE):
 the figures in the repository, written by the command that measured them.
 
-    python -m mqttbench.report.docs_page check FILE
-    python -m mqttbench.report.docs_page write COMPARE_DIR --docs FILE
+    python -m mqttbench.report.comparison.docs_page check FILE
+    python -m mqttbench.report.comparison.docs_page write COMPARE_DIR --docs FILE
 
 A section is one comparison: its scenario and QoS name it, between two
 marker lines. write replaces the section of the same scenario and QoS (or
 appends it; a new FILE gets a title first) and keeps everything else of the
 page, written by hand or by other comparisons. It reads what compare.sh and
-report.brokers left in COMPARE_DIR (manifest.json, results.json) and each
+report.comparison.write left in COMPARE_DIR (manifest.json, results.json) and each
 run's result file: the date, the machine, the load average at the start and
 the end of the runs, the exact command, and compare.md's tables and
-disclosures, rendered by the same code (compare_tables, disclosure) without
+disclosures, rendered by the same code (tables.py, ..disclosure) without
 this machine's paths. check refuses, before anything starts, a FILE that
 could not be written or whose markers are broken (exit 2)."""
 
@@ -24,8 +24,8 @@ from pathlib import Path
 from mqttbench import ROOT
 from mqttbench.generated import between_markers
 
-from .compare_tables import RUN_TABLES, build_tables, markdown_table, recorded, thresholds_table
-from .disclosure import disclosure
+from ..disclosure import disclosure
+from .tables import RUN_TABLES, build_tables, markdown_table, recorded, thresholds_table
 
 BEGIN, END = "<!-- compare.sh --docs: {} -->", "<!-- end of compare.sh --docs: {} -->"
 MARKER = re.compile(r"^<!-- (end of )?compare\.sh --docs: (.+) -->$", re.M)
@@ -155,7 +155,7 @@ def write(compare_dir, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m mqttbench.report.docs_page", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m mqttbench.report.comparison.docs_page", description=__doc__)
     ap.add_argument("action", choices=["check", "write"])
     ap.add_argument("target", help="check: the page; write: the comparison's directory")
     ap.add_argument("--docs", help="write: the page")

@@ -1,4 +1,4 @@
-"""The transports section of docs/benchmarks.md (k6/bench/extension.py):
+"""The transports section of docs/benchmarks.md (python -m mqttbench generator-bench):
 the same p2p over TCP, TLS and WebSocket and with a JSON payload template,
 the template's rendering cost (Go benchmark) and the WebSocket library's
 choice."""
@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from mqttbench import ROOT
 
 # The JSON device message of the payload-template row (README: PAYLOAD_TEMPLATE).
 DEVICE_TEMPLATE = (

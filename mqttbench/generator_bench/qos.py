@@ -1,4 +1,4 @@
-"""The QoS section of docs/benchmarks.md (k6/bench/extension.py): the
+"""The QoS section of docs/benchmarks.md (python -m mqttbench generator-bench): the
 matrix QoS 0/1/2 x 16 B/4 KB (x p2p/fan-in/fan-out with --full), delivered
 messages per generator CPU-second and RSS, pub-to-sub latency at 1,000
 msg/s, and the top entries of CPU profiles, for this build and, with
@@ -9,7 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from mqttbench import ROOT
+
 QOS_TITLE = "## QoS 0, 1 and 2"
 
 # What a profile's top lists: the extension's functions and the system calls

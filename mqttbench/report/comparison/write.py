@@ -2,7 +2,7 @@
 mqttbs's format, with a table per metric and the brokers as its columns, the
 charts side by side, and each broker's disclosure.
 
-    python -m mqttbench.report.brokers MANIFEST [--results DIR] [--out DIR]
+    python -m mqttbench.report.comparison.write MANIFEST [--results DIR] [--out DIR]
 
 MANIFEST (compare.sh writes it, reports/compare-<id>/manifest.json): the
 comparison's scenario, -e parameters and limits, and per broker its name,
@@ -27,8 +27,12 @@ from jinja2 import Environment, FileSystemLoader
 
 from mqttbench import RESULTS, ROOT
 
-from . import baseline, charts, rounds, series
-from .compare_tables import (
+from .. import charts, series
+from ..disclosure import disclosure
+from ..influx import HostTagged, connect_influx
+from ..results import MissingData, find
+from . import baseline, rounds
+from .tables import (
     RUN_TABLES,
     SEARCH_TABLES,
     build_tables,
@@ -41,9 +45,6 @@ from .compare_tables import (
     thresholds_table,
     tls_mismatch,
 )
-from .disclosure import disclosure
-from .influx import HostTagged, connect_influx
-from .results import MissingData, find
 
 NOT_RUN = "not run"  # did not start, could not be reached, or wrote no result
 NO_RESULT = "no result"  # a capacity search that ran and found no rate
@@ -68,7 +69,7 @@ def load_run(b, dirs, influx, influx_problem, cpu_target, built=None):
         if source is not None and b.get("host_tag"):
             source = HostTagged(source, b["name"], b["host_tag"], b["run_id"])
         t, figures = run_figures(run, source, cpu_target, built)
-        figures["connect_rate"] = rounds.connect_rate(run.data)  # judged with --baseline (report/regress.py)
+        figures["connect_rate"] = rounds.connect_rate(run.data)  # judged with --baseline (report/comparison/regress.py)
         b["network"] = run.data.get("network")
     except (MissingData, KeyError, TypeError, ValueError) as e:
         b.update(status=NOT_RUN, short="its result cannot be read", reason=f"{e.__class__.__name__}: {e}")
@@ -138,7 +139,7 @@ def parameters_table(brokers, runs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m mqttbench.report.brokers", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m mqttbench.report.comparison.write", description=__doc__)
     ap.add_argument("manifest")
     ap.add_argument("--results", action="append", help="directory of result files (default: reports/)")
     ap.add_argument("--out", help="where to write (default: the manifest's directory)")
@@ -239,9 +240,9 @@ def write(manifest, dirs, out, built=None):
     mismatch = None if search else tls_mismatch(brokers)
     params = next((b["parameters"] for b in brokers if b.get("parameters")), None)
     written = datetime.now(UTC).isoformat(timespec="seconds")
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), keep_trailing_newline=True)
+    env = Environment(loader=FileSystemLoader(Path(__file__).parent.parent / "templates"), keep_trailing_newline=True)
     env.filters.update(markdown_table=markdown_table, recorded=recorded)
-    text = env.get_template("brokers.md.j2").render(
+    text = env.get_template("compare.md.j2").render(
         m=manifest,
         brokers=brokers,
         tables=metric_tables,

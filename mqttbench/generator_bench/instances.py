@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark of a test split over several k6 processes on this host (k6's
 execution segments, as `scripts/bench.sh --instances` runs them):
 
@@ -12,7 +11,8 @@ Starts its own Mosquitto on loopback with the open-files limit raised to the
 hard limit (Mosquitto takes as many connections as it has descriptors), so
 that the stack's broker is untouched. Prints its figures; writes them as
 the page docs/benchmarks-instances.md with --docs.
-Usage: k6/bench/instances.py [--instances 4] [--connections 18000] [--duration 60s] [--docs FILE]
+Usage: python -m mqttbench generator-bench instances [--instances 4] [--connections 18000]
+         [--duration 60s] [--docs FILE]
 """
 
 import argparse
@@ -27,10 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-# The orchestration's package, for the k6 command line (mqttbench/k6/command.py): run by path, from any directory.
-sys.path.insert(0, str(ROOT))
-from mqttbench.k6.command import binary, run_argv  # noqa: E402
+from mqttbench import ROOT
+from mqttbench.k6.command import binary, run_argv
 
 PORT = int(os.environ.get("MQTTBENCH_INSTANCES_PORT", "11899"))
 
@@ -134,13 +132,17 @@ def benchmarks_page(out, command):
     return "\n".join(lines)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="python -m mqttbench generator-bench instances",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--instances", type=int, default=4)
     ap.add_argument("--connections", type=int, default=18000)
     ap.add_argument("--duration", default="60s")
     ap.add_argument("--docs", help="write the figures as a Markdown page here")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     hard = raise_nofile()
     per = a.connections // a.instances
     if per + 100 > hard:
@@ -213,7 +215,7 @@ def main():
         for name, text in logs.items():
             print(f"--- {name}\n{text}", file=sys.stderr)
     if a.docs:
-        command = "k6/bench/instances.py" + (f" --docs {a.docs}" if a.docs else "")
+        command = "python -m mqttbench generator-bench instances" + (f" --docs {a.docs}" if a.docs else "")
         Path(a.docs).write_text(benchmarks_page(out, command))
     return 0 if merged["passed"] and c["mqtt_connects"] >= a.connections else 1
 

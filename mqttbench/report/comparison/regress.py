@@ -57,8 +57,8 @@ METRICS = {
 
 
 def values(figures):
-    """The metrics of one run from its comparison figures (compare_tables.run_figures
-    and report.rounds.connect_rate); None where a figure is n/a."""
+    """The metrics of one run from its comparison figures (tables.run_figures
+    and report.comparison.rounds.connect_rate); None where a figure is n/a."""
     f = figures or {}
     cpu, rate, published = f.get("broker_cpu_avg"), f.get("sub_rate"), f.get("published")
     return {

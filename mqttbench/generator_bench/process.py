@@ -16,10 +16,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-# The orchestration's package, for the k6 command line (mqttbench/k6/command.py): run by path, from any directory.
-sys.path.insert(0, str(ROOT))
-from mqttbench.k6.command import binary, run_argv  # noqa: E402
+from mqttbench import ROOT
+from mqttbench.k6.command import binary, run_argv
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 

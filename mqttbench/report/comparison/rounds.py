@@ -2,9 +2,9 @@
 each column's rounds made one column (the median of every figure, every
 round's value beside it), the verdicts against the baseline column or a
 saved baseline (--against), the --fail-on bounds, and --save-baseline.
-The statistics are report/regress.py's.
+The statistics are report/comparison/regress.py's.
 
-    python -m mqttbench.report.rounds check --rounds N --baseline NAME --fail-on B
+    python -m mqttbench.report.comparison.rounds check --rounds N --baseline NAME --fail-on B
         --save-baseline FILE --against FILE --scenario S --search false
         --columns a,b [--env NAME=VALUE ...]
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import regress
 from .baseline import HOST_KEYS, Refused, comparable, env_differences, read_baseline
-from .compare_tables import fmt
+from .tables import fmt
 
 
 def connect_rate(data):
@@ -86,7 +86,7 @@ def _numeric(v):
 
 
 def merge_rounds(entries):
-    """One column from its rounds' entries (report.brokers' broker dicts):
+    """One column from its rounds' entries (report.comparison.write' broker dicts):
     each numeric figure the median of the rounds that ran, round_values every
     round's value, rounds what each round was."""
     first = entries[0]
@@ -185,7 +185,7 @@ def parameter_differences(base, cols):
 
 def judge(cols, manifest, header):
     """The rounds' tables and the verdicts against the baseline: (tables,
-    breaches, refusals, warnings). header: compare_tables.header."""
+    breaches, refusals, warnings). header: tables.header."""
     opts = manifest.get("rounds") or {}
     tables = []
     ran = [c for c in cols if c["status"] == "ran"]
@@ -256,7 +256,7 @@ def breach(v, bound):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m mqttbench.report.rounds", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m mqttbench.report.comparison.rounds", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check")
     for opt in ("--rounds", "--baseline", "--fail-on", "--save-baseline", "--against", "--scenario", "--columns"):

@@ -1,10 +1,10 @@
-"""The comparison's tables (scripts/compare.sh, report.brokers): a table per
+"""The comparison's tables (scripts/compare.sh, report.comparison.write): a table per
 metric with the brokers as its columns, from each broker's figures or its
 capacity search; a broker that did not run keeps its column, marked."""
 
 import json
 
-from . import tables
+from .. import tables
 
 
 def mb(x):
