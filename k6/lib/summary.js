@@ -7,7 +7,18 @@ import internal from 'k6/x/mqtt/internal';
 import { network } from './network.js';
 
 export function summary(data, p, flows) {
-  return internal.summary(data, { parameters: p, flows, network: network || null, ...brokerVersion(data) });
+  return internal.summary(data, {
+    parameters: p, flows, network: network || null, ...brokerVersion(data), broker_deviations: brokerDeviations(),
+  });
+}
+
+// The verdicts the broker's facts list as its known deviations from the
+// spec (brokers/<name>/broker.toml [[deviations]] verdict), comma-separated
+// in BROKER_DEVIATIONS as the stack that runs k6 passes them: a violation
+// among them is named as the broker's known behaviour (the verdict stays).
+function brokerDeviations() {
+  const listed = (__ENV.BROKER_DEVIATIONS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  return listed.length ? listed : null;
 }
 
 // Where the broker's version comes from, first that has it: the caller's

@@ -94,14 +94,23 @@ def markdown(facts):
     return "\n".join(lines)
 
 
+def deviations_env(name):
+    """BROKER_DEVIATIONS: the verdicts brokers/<name>/broker.toml lists as its
+    known deviations ([[deviations]] verdict, comma-separated; empty for a
+    broker with none, or a name that is no broker's folder). The run marks
+    a violation among them known (the result's verdict section, `known`)."""
+    facts = load(name) or {}
+    return {"BROKER_DEVIATIONS": ",".join(d["verdict"] for d in facts.get("deviations", []))}
+
+
 def known_deviation(name, result):
-    """The deviation brokers/<name>/broker.toml lists ([[deviations]]) that a
-    run's verdict shows (the result's section `verdict`, with the text of a
-    violation), or None: the verdict stays the run's, this only names it as
-    the broker's known behaviour."""
+    """The deviation brokers/<name>/broker.toml lists ([[deviations]]) that
+    the run marked known (its verdict section's `known`: the run was told
+    the broker's deviations, BROKER_DEVIATIONS), or None: the verdict stays
+    the run's, this only finds the listing that names it."""
     facts = load(name) or {}
     for d in facts.get("deviations", []):
-        if (result.get(d["verdict"]) or {}).get("text"):
+        if (result.get(d["verdict"]) or {}).get("known"):
             return d
     return None
 

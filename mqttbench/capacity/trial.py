@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from mqttbench.brokers import facts as broker_facts
 from mqttbench.k6.command import run_argv
 from mqttbench.report import tables
 from mqttbench.report.results import SCHEMA as RESULT_SCHEMA
@@ -41,6 +42,7 @@ def run_trial(k6, scenario, target, rate, run_id, args, results_dir):
         DURATION=args.trial,
         P99_MS=f"{args.p99_ms:g}",
         SEARCH_ID=args.search_id,
+        **broker_facts.deviations_env(target.name),
     )
     out = [target.k6_out] if target.k6_out else []
     cmd = [*shlex.split(args.k6_prefix or ""), *run_argv(scenario, k6=k6, quiet=True, out=out, env=args.env)]

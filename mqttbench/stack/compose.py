@@ -126,6 +126,7 @@ class ComposeStack(Stack):
             "BROKER_VERSION": os.environ.get("BROKER_VERSION", ""),
             "BROKER_IMAGE": self.image(),
             **broker_facts.capabilities_env(self.broker),
+            **broker_facts.deviations_env(self.broker),
         }
         if tls:
             env["MQTT_URL"] = "mqtts://broker:8883"

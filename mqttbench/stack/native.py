@@ -119,6 +119,7 @@ class NativeStack(NativeServices, Stack):
             "BROKER_VERSION_SOURCE": source,
             "RESULTS_DIR": str(RESULTS / "raw"),
             **broker_facts.capabilities_env(self.broker, native=True),
+            **broker_facts.deviations_env(self.broker),
         }
 
     def impairment(self, spec):

@@ -20,14 +20,17 @@ brokers_dir="${BROKERS_DIR:-/mqtt-bench/brokers}"
 
 # run_broker NAME ARGS...: runs k6 for broker NAME, whose version the run
 # asks of it (k6/lib/scenario.js) where its broker.toml says it tells it:
-# its top-level version_topic and version_username.
+# its top-level version_topic and version_username; and the verdicts its
+# [[deviations]] list, which the run names as the broker's known ones
+# (BROKER_DEVIATIONS, comma-separated: mqttbench/brokers/facts.py's too).
 run_broker() {
   toml="$brokers_dir/$1/broker.toml"
   shift
   if [ -f "$toml" ]; then
     : "${BROKER_VERSION_TOPIC:=$(sed -n 's/^version_topic *= *"\(.*\)"$/\1/p' "$toml")}"
     : "${BROKER_VERSION_USERNAME:=$(sed -n 's/^version_username *= *"\(.*\)"$/\1/p' "$toml")}"
-    export BROKER_VERSION_TOPIC BROKER_VERSION_USERNAME
+    : "${BROKER_DEVIATIONS:=$(sed -n 's/^verdict *= *"\(.*\)"$/\1/p' "$toml" | paste -sd, -)}"
+    export BROKER_VERSION_TOPIC BROKER_VERSION_USERNAME BROKER_DEVIATIONS
   fi
   exec "$@"
 }

@@ -119,15 +119,26 @@ LISTED = [n for n in broker_facts.names() if any(d["verdict"] == "ordering" for 
 UNLISTED = [n for n in broker_facts.names() if not deviations(n)]
 
 
-def test_a_listed_deviation_is_named_as_the_brokers_own_in_the_report(k6_bin, tmp_path, reordering_broker):
+def test_a_listed_deviation_is_named_as_the_brokers_own_in_the_summary_and_the_report(
+    k6_bin, tmp_path, reordering_broker
+):
+    """The run is told the broker's listed deviations as the stacks tell it
+    (BROKER_DEVIATIONS, mqttbench/brokers/facts.py): the violation stays the
+    run's verdict, marked known, and the summary and the report name it."""
     assert LISTED and UNLISTED, "a broker with the ordering deviation and one without"
-    p, r = run(k6_bin, tmp_path, reordering_broker, QOS="0", BROKER=LISTED[0])
-    assert r["ordering"]["text"] and broker_facts.known_deviation(LISTED[0], r)["name"] == "ordering"
+    env = {"QOS": "0", "BROKER": LISTED[0], **broker_facts.deviations_env(LISTED[0])}
+    p, r = run(k6_bin, tmp_path, reordering_broker, **env)
+    assert r["ordering"]["text"] and r["ordering"]["known"], r["ordering"]
+    assert broker_facts.known_deviation(LISTED[0], r)["name"] == "ordering"
+    assert f"known         {LISTED[0]} lists this among its known deviations" in p.stdout, p.stdout[-3000:]
     assert f"**A known deviation of {LISTED[0]}** (`ordering`, " in report(tmp_path, r["run_id"])
     # The same violation, from a broker that lists none: the verdict alone.
-    p, r = run(k6_bin, tmp_path, reordering_broker, QOS="0", BROKER=UNLISTED[0])
-    assert r["ordering"]["text"] and broker_facts.known_deviation(UNLISTED[0], r) is None
-    assert "A known deviation" not in report(tmp_path, r["run_id"])
+    env = {"QOS": "0", "BROKER": UNLISTED[0], **broker_facts.deviations_env(UNLISTED[0])}
+    p, r = run(k6_bin, tmp_path, reordering_broker, **env)
+    assert (
+        r["ordering"]["text"] and "known" not in r["ordering"] and broker_facts.known_deviation(UNLISTED[0], r) is None
+    )
+    assert "  known " not in p.stdout and "A known deviation" not in report(tmp_path, r["run_id"])
 
 
 @pytest.mark.parametrize("listed", [True, False], ids=["listed", "unlisted"])

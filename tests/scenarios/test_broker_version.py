@@ -7,6 +7,7 @@ with EMQX's default $SYS ACL (k6/extension/internal/testbroker), telling
 5.8.6 as real EMQX 5.8.6 did (../shared/brokers/README.md)."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -61,13 +62,19 @@ def test_a_version_given_wins_and_is_not_asked(k6_bin, tmp_path, emqx_like):
 def test_compose_k6_entrypoint_hands_k6_the_brokers_version_facts(tmp_path, given):
     """scripts/init/k6-broker.sh, as compose's k6 service runs it, for a
     broker named by BROKER, by k6's -e BROKER=, or found up (here: the only
-    broker folder, whose name resolves)."""
+    broker folder, whose name resolves): EMQX's version facts, and NanoMQ's
+    known deviations as mqttbench/brokers/facts.py reads them."""
     printer = tmp_path / "k6"
-    printer.write_text('#!/bin/sh\necho "topic=$BROKER_VERSION_TOPIC username=$BROKER_VERSION_USERNAME"\n')
+    printer.write_text(
+        "#!/bin/sh\n"
+        'echo "topic=$BROKER_VERSION_TOPIC username=$BROKER_VERSION_USERNAME deviations=$BROKER_DEVIATIONS"\n'
+    )
     printer.chmod(0o755)
     brokers = tmp_path / "brokers"
     (brokers / "localhost").mkdir(parents=True)
-    (brokers / "localhost/broker.toml").write_text((ROOT / "brokers/emqx/broker.toml").read_text())
+    nanomq = (ROOT / "brokers/nanomq/broker.toml").read_text()
+    deviations = "".join(re.findall(r"^\[\[deviations\]\]\n(?:[^\[\n].*\n|\n)*", nanomq, re.M))
+    (brokers / "localhost/broker.toml").write_text((ROOT / "brokers/emqx/broker.toml").read_text() + "\n" + deviations)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BROKER")} | {"BROKERS_DIR": str(brokers)}
     args = [str(printer), "run"]
     if given == "env":
@@ -76,7 +83,9 @@ def test_compose_k6_entrypoint_hands_k6_the_brokers_version_facts(tmp_path, give
         args += ["-e", "BROKER=localhost"]
     p = subprocess.run(["sh", str(ROOT / "scripts/init/k6-broker.sh"), *args], env=env, text=True, capture_output=True)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == f"topic={EMQX['version_topic']} username=dashboard", p.stdout
+    listed = broker_facts.deviations_env("nanomq")["BROKER_DEVIATIONS"]
+    assert listed == "ordering"
+    assert p.stdout.strip() == f"topic={EMQX['version_topic']} username=dashboard deviations={listed}", p.stdout
 
 
 def test_compares_target_asks_emqx_as_its_broker_toml_says(emqx_like):

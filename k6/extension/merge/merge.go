@@ -51,7 +51,8 @@ func Merge(dir, runID string) (*result.Result, error) {
 	completed := len(gone) == 0
 	r := &result.Result{
 		Schema: ResultSchema, RunID: runID, Scenario: first.Scenario, Broker: first.Broker, Completed: &completed,
-		Parameters: first.Parameters, Flows: first.Flows, Versions: first.Versions, Host: first.Host,
+		BrokerDeviations: first.BrokerDeviations,
+		Parameters:       first.Parameters, Flows: first.Flows, Versions: first.Versions, Host: first.Host,
 		Network:    first.Network, // the impaired path all instances ran through (bench.sh --impair)
 		Generator:  mergeGenerator(ins),
 		LatencyMs:  latencySummaries(hists),

@@ -93,3 +93,22 @@ func TestPartLinesReadTheSameInARunAndItsMerge(t *testing.T) {
 		}
 	}
 }
+
+// A broker's known deviation (BROKER_DEVIATIONS) travels with its
+// instances: the merge marks the merged ordering violation known, and its
+// summary names the broker's listing as a run's does.
+func TestAMergeNamesAnOrderingViolationTheBrokerListsAsKnown(t *testing.T) {
+	dir := t.TempDir()
+	for i := 1; i <= 2; i++ {
+		doc := passingInstance("dev", i, 2)
+		doc["broker"], doc["broker_deviations"] = "nanomq", []any{"ordering"}
+		doc["counts"] = obj{load.MetricConnects: 1, load.MetricReceives: 500, "mqtt_out_of_order": 2}
+		writeInstance(t, dir, doc)
+	}
+	merged := mustMerge(t, dir, "dev")
+	text := result.Text(merged, "raw/dev.json")
+	if !merged.Ordering.Known || !strings.Contains(merged.Ordering.Text, "4 of 1000 deliveries") ||
+		!strings.Contains(text, "  known         nanomq lists this among its known deviations") {
+		t.Fatalf("%+v\n%s", merged.Ordering, text)
+	}
+}

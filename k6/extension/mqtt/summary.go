@@ -22,17 +22,21 @@ type scenarioFacts struct {
 	network       any
 	brokerVersion any
 	brokerSource  any
+	// The broker's known deviations (BROKER_DEVIATIONS: its broker.toml's
+	// [[deviations]] verdicts, as the stack that runs k6 passes them).
+	brokerDeviations any
 }
 
 // summary is handleSummary's work, `summary(data, { parameters, flows,
-// network, broker_version, broker_source })`: the run's result, built from the run's own
+// network, broker_version, broker_source, broker_deviations })`: the run's result, built from the run's own
 // state, what its groups found and k6's end-of-test data, judged by the
 // verdict package (result.Judge), as the file to write and the text to
 // print (result.Text, which a merge prints too).
 func (mi *ModuleInstance) summary(data, facts sobek.Value) map[string]any {
 	d, _ := exportValue(data).(map[string]any)
 	f, _ := exportValue(facts).(map[string]any)
-	sf := scenarioFacts{network: f["network"], brokerVersion: f["broker_version"], brokerSource: f["broker_source"]}
+	sf := scenarioFacts{network: f["network"], brokerVersion: f["broker_version"], brokerSource: f["broker_source"],
+		brokerDeviations: f["broker_deviations"]}
 	sf.parameters, _ = f["parameters"].(map[string]any)
 	sf.flows, _ = f["flows"].([]any)
 	setup, _ := d["setup_data"].(map[string]any)
@@ -108,7 +112,7 @@ func (mi *ModuleInstance) resultDocument(data, setup map[string]any, sf scenario
 	}
 	doc := map[string]any{
 		"schema": nil, "run_id": setup["run_id"], "started_at": setup["started_at"], "client_id_prefix": setup["client_prefix"],
-		"scenario": params["scenario"], "broker": params["broker"],
+		"scenario": params["scenario"], "broker": params["broker"], "broker_deviations": sf.brokerDeviations,
 		"ended_at":   time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		"duration_s": duration, "completed": rec.completed, "instance": mi.segment(),
 		"parameters": params, "flows": sf.flows,

@@ -26,17 +26,22 @@ const (
 // regenerating result.schema.json (mqttbench/generated/result_schema.py), is all a new
 // field takes.
 type Result struct {
-	Schema         string   `json:"schema"`
-	RunID          string   `json:"run_id"`
-	Scenario       string   `json:"scenario"`
-	Broker         string   `json:"broker"`
-	StartedAt      string   `json:"started_at"`
-	EndedAt        string   `json:"ended_at"`
-	DurationS      *float64 `json:"duration_s"`
-	Passed         bool     `json:"passed"`
-	Completed      *bool    `json:"completed,omitempty"`        // false: stopped before its planned end
-	ClientIDPrefix string   `json:"client_id_prefix,omitempty"` // a process's; a merge's are its instances'
-	Instance       *Segment `json:"instance,omitempty"`         // the process's execution segment
+	Schema   string `json:"schema"`
+	RunID    string `json:"run_id"`
+	Scenario string `json:"scenario"`
+	Broker   string `json:"broker"`
+	// The verdicts the broker's facts list as its known deviations from
+	// the spec (brokers/<name>/broker.toml [[deviations]], passed as
+	// BROKER_DEVIATIONS by the stack that runs k6): a verdict among them
+	// that this run shows is marked known (Ordering.Known).
+	BrokerDeviations []string `json:"broker_deviations,omitempty"`
+	StartedAt        string   `json:"started_at"`
+	EndedAt          string   `json:"ended_at"`
+	DurationS        *float64 `json:"duration_s"`
+	Passed           bool     `json:"passed"`
+	Completed        *bool    `json:"completed,omitempty"`        // false: stopped before its planned end
+	ClientIDPrefix   string   `json:"client_id_prefix,omitempty"` // a process's; a merge's are its instances'
+	Instance         *Segment `json:"instance,omitempty"`         // the process's execution segment
 
 	Parameters map[string]any   `json:"parameters"`
 	Flows      []map[string]any `json:"flows"`

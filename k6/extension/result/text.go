@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/load"
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
 // Text is the result's summary, which k6 prints at the end of a run and
@@ -146,6 +147,10 @@ func (s *summary) verdicts() {
 	}
 	if r.Ordering.Text != "" {
 		s.add("ordering", r.Ordering.Text)
+	}
+	if r.Ordering.Known {
+		s.add("known", fmt.Sprintf("%s lists this among its known deviations from the spec (brokers/%s/broker.toml "+
+			"[[deviations]] %q): the broker's own behaviour, seen before", r.Broker, r.Broker, verdict.DeviationOrdering))
 	}
 	for _, st := range r.Steps {
 		s.add("step", fmt.Sprintf("target %s msg/s, achieved %s msg/s (%v B, %v)", figure(Number(st["target_rate"])),

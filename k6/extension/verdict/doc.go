@@ -5,21 +5,26 @@ import "strings"
 // Doc is what the verdicts read of a result document: the single-run
 // result the extension's summary assembles, or a merged one.
 type Doc struct {
-	Counts         map[string]float64  `json:"counts"`
-	LatencyMs      map[string]Latency  `json:"latency_ms"`
-	Steps          []Step              `json:"steps"`
-	Timeline       []Second            `json:"timeline"`
-	Outages        []Outage            `json:"outages"`
-	Generator      *Generator          `json:"generator"`
-	Host           *Host               `json:"host"`
-	DurationS      *float64            `json:"duration_s"`
-	Connect        map[string]*Connect `json:"connect"`
-	Flows          []Flow              `json:"flows"`
-	Parameters     Parameters          `json:"parameters"`
-	Thresholds     map[string]bool     `json:"thresholds"`
-	Completed      *bool               `json:"completed"`
-	WithoutSamples []string            `json:"without_samples"`
-	Passed         bool                `json:"passed"`
+	Broker string `json:"broker"`
+	// The verdicts the broker's own facts list as its known deviations
+	// from the spec (brokers/<name>/broker.toml [[deviations]] verdict), as
+	// the run was told them (BROKER_DEVIATIONS).
+	BrokerDeviations []string            `json:"broker_deviations"`
+	Counts           map[string]float64  `json:"counts"`
+	LatencyMs        map[string]Latency  `json:"latency_ms"`
+	Steps            []Step              `json:"steps"`
+	Timeline         []Second            `json:"timeline"`
+	Outages          []Outage            `json:"outages"`
+	Generator        *Generator          `json:"generator"`
+	Host             *Host               `json:"host"`
+	DurationS        *float64            `json:"duration_s"`
+	Connect          map[string]*Connect `json:"connect"`
+	Flows            []Flow              `json:"flows"`
+	Parameters       Parameters          `json:"parameters"`
+	Thresholds       map[string]bool     `json:"thresholds"`
+	Completed        *bool               `json:"completed"`
+	WithoutSamples   []string            `json:"without_samples"`
+	Passed           bool                `json:"passed"`
 }
 
 // Latency is one latency summary (ms).

@@ -1,6 +1,14 @@
 package verdict
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
+
+// DeviationOrdering is how a broker's facts name an ordering violation
+// among its known deviations ([[deviations]] verdict): the result's
+// section of this verdict.
+const DeviationOrdering = "ordering"
 
 // StrictOrderThreshold is the threshold a scenario that asks for strict
 // order (STRICT_ORDER=true) puts on mqtt_out_of_order.
@@ -16,6 +24,10 @@ type Ordering struct {
 	// Strict: the run asked for strict order, so a violation fails it.
 	Strict bool   `json:"strict"`
 	Text   string `json:"text,omitempty"` // the violation, named; empty when there is none
+	// Known: the broker lists this violation among its known deviations
+	// (Doc.BrokerDeviations). The verdict stays the run's; this names it
+	// as the broker's own behaviour, seen before.
+	Known bool `json:"known,omitempty"`
 }
 
 // Order judges the out-of-order deliveries (mqtt_out_of_order, counted per
@@ -41,6 +53,7 @@ func Order(d *Doc) Ordering {
 			"order on non-shared QoS %.0f subscriptions (mqtt_out_of_order), where a server must send each client's "+
 			"messages of a topic in the order it received them (%s)",
 			o.OutOfOrder, d.count("mqtt_receives"), 100*o.Share, d.Parameters.QoS, OrderingSpec)
+		o.Known = slices.Contains(d.BrokerDeviations, DeviationOrdering)
 	}
 	return o
 }

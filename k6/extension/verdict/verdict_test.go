@@ -190,3 +190,24 @@ func TestAGeneratorHeldBackByItsCPUQuotaIsNamedForSlowAcks(t *testing.T) {
 		t.Fatalf("throttled in 95%% of its periods: got %s: %s", g.Cause, g.Text)
 	}
 }
+
+// A broker whose facts list the ordering deviation (broker.toml
+// [[deviations]], passed as BROKER_DEVIATIONS): the violation is still
+// the run's, marked known; a broker that lists none, or lists it but
+// delivered in order, is not marked.
+func TestAnOrderingViolationTheBrokerListsIsMarkedKnown(t *testing.T) {
+	listed := `"broker": "nanomq", "broker_deviations": ["ordering"], `
+	d := doc(t, `{`+listed+base+`, `+counts(`, "mqtt_out_of_order": 5`)+`, "passed": true, "thresholds": {}}`)
+	if o := Order(d); !o.Known || !strings.Contains(o.Text, "5 of 4000 deliveries") {
+		t.Fatalf("listed: %+v", o)
+	}
+	d = doc(t, `{"broker": "mosquitto", `+base+`, `+counts(`, "mqtt_out_of_order": 5`)+`, "passed": true,
+	 "thresholds": {}}`)
+	if o := Order(d); o.Known || o.Text == "" {
+		t.Fatalf("unlisted: %+v", o)
+	}
+	d = doc(t, `{`+listed+base+`, `+counts(`, "mqtt_out_of_order": 0`)+`, "passed": true, "thresholds": {}}`)
+	if o := Order(d); o.Known {
+		t.Fatalf("in order: %+v", o)
+	}
+}
