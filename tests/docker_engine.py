@@ -1,8 +1,10 @@
 """The Docker engine of the compose tests: one for the whole run, with the
-stand-in images built once. A pytest plugin of conftest.py."""
+stand-in images built once, and the compose files that run a broker's
+profile on them. A pytest plugin of conftest.py."""
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +27,17 @@ def docker_engine():
     # Only a dockerd this run started (none answered before) is stopped; a user's engine is left running.
     if not engine:
         subprocess.run([str(ROOT / "tests/compose/dockerd.sh"), "stop"], check=False)
+
+
+def stand_in_files(broker, out_dir, ports, image=None):
+    """COMPOSE_FILE of the stand-ins for broker's profile: compose.yaml, the
+    core's tests/compose/stand-ins.yaml and the broker's own override, written
+    into out_dir from its broker.toml (tests/compose/host_network.py) for the
+    stack's ports (MQTT_PORT, ...: the test's)."""
+    out = Path(out_dir) / f"host-network-{broker}.yaml"
+    subprocess.run(
+        ["python3", str(ROOT / "tests/compose/host_network.py"), broker, image or f"mqtt-bench-test/{broker}:test",
+         str(out)],
+        env=dict(os.environ, **ports), text=True, capture_output=True, check=True,
+    )  # fmt: skip
+    return f"{ROOT}/compose.yaml:{ROOT}/tests/compose/stand-ins.yaml:{out}"

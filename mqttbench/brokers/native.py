@@ -37,6 +37,18 @@ def fill(text, values):
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), text)
 
 
+def rewrite(text, rules, values, where):
+    """A config file's text with each [pattern, replacement] of rules applied
+    to every line, the replacement's placeholders filled in; exits naming a
+    pattern that matches nothing (where: the file)."""
+    for pattern, replacement in rules:
+        text, n = re.subn(pattern, fill(replacement, values).replace("\\", "\\\\"), text, flags=re.M)
+        # A listener left as it is would listen on every interface, at the compose port.
+        if not n:
+            sys.exit(f"{where}: no line matches {pattern!r} of [native] rewrite")
+    return text
+
+
 def planned(name, state, env=os.environ):
     """Writes the rewritten config into state; returns how to run the broker:
     command, ready (commands), ready_seconds, env, ports, metrics_url, stop
@@ -51,12 +63,8 @@ def planned(name, state, env=os.environ):
         "state": str(state),
         "dir": str(broker_facts.BROKERS / name),
     }
-    text = (broker_facts.BROKERS / name / table["config"]).read_text()
-    for pattern, replacement in table.get("rewrite", []):
-        text, n = re.subn(pattern, fill(replacement, values).replace("\\", "\\\\"), text, flags=re.M)
-        # A listener left as it is would listen on every interface, at the compose port.
-        if not n:
-            sys.exit(f"brokers/{name}/{table['config']}: no line matches {pattern!r} of [native] rewrite")
+    text = rewrite((broker_facts.BROKERS / name / table["config"]).read_text(), table.get("rewrite", []), values,
+                   f"brokers/{name}/{table['config']}")  # fmt: skip
     text += "".join(fill(line, values) + "\n" for line in table.get("append", []))
     # Directories the broker writes into but will not create (its HOME, say).
     for d in table.get("dirs", []):

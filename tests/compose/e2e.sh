@@ -13,8 +13,10 @@
 #
 # Usage: tests/compose/e2e.sh [--broker mosquitto] [--stand-ins] [--accept-eula] [--conformance] [--keep]
 #   --stand-ins  images built locally (build-images.sh) instead of pulled,
-#                through tests/compose/stand-ins.yaml (a broker with a
-#                stand-in image, tests/compose/images/<broker>.Dockerfile)
+#                through tests/compose/stand-ins.yaml; the broker's own
+#                image if this host has it (its image variable), else its
+#                stand-in (tests/compose/images/<broker>.Dockerfile), on the
+#                host's network as its broker.toml [compose.host_network] says
 #   --accept-eula  writes the broker's EULA line into its EULA file in the
 #                copy (brokers/<broker>/broker.toml [compose] eula), as a user
 #                who read and accepted it does; nothing for a broker without one
@@ -40,8 +42,20 @@ while (($#)); do
   esac
 done
 python3 -P -m mqttbench.brokers.facts get "$broker" image >/dev/null 2>&1 || die "--broker $broker: no brokers/$broker/broker.toml (known: $(brokers | tr '\n' ' '))"
-if $stand_ins && [[ ! -f "$ROOT/tests/compose/images/$broker.Dockerfile" ]]; then
-  die "--stand-ins: $broker has no stand-in image (tests/compose/images/$broker.Dockerfile): run it with its pulled image"
+# --stand-ins: the broker's own image where this host has it (its image
+# variable, from .env or the environment), else its stand-in; on the host's
+# network as its broker.toml [compose.host_network] says (host_network.py).
+image=""
+if $stand_ins; then
+  image_var=$(python3 -P -m mqttbench.brokers.facts get "$broker" image)
+  image=${!image_var:-}
+  if [[ -z "$image" ]] || ! docker image inspect "$image" >/dev/null 2>&1; then
+    [[ -f "$ROOT/tests/compose/images/$broker.Dockerfile" ]] ||
+      die "--stand-ins: $broker's image ${image:-($image_var is not set)} is not on this host and $broker has no stand-in image (tests/compose/images/$broker.Dockerfile): load or pull its image ($image_var in .env), or run it without --stand-ins"
+    image="mqtt-bench-test/$broker:test"
+  fi
+  python3 -P -m mqttbench.brokers.facts get "$broker" compose.host_network >/dev/null 2>&1 ||
+    die "--stand-ins: brokers/$broker/broker.toml has no [compose.host_network], which says how its container listens on the host's loopback (tests/compose/host_network.py; brokers/mosquitto/broker.toml has one)"
 fi
 # What the broker's profile publishes, gathers and needs beyond the stack's
 # own: compose_ports, compose_metrics, compose_metrics_url,
@@ -91,7 +105,9 @@ cd "$copy"
 ! $accept_eula || python3 -P -m mqttbench.brokers.compose accept-eula "$broker"
 if $stand_ins; then
   "$ROOT/tests/compose/build-images.sh"
-  export COMPOSE_FILE="compose.yaml:tests/compose/stand-ins.yaml"
+  log "$broker: image $image, on the host's network (brokers/$broker/broker.toml [compose.host_network])"
+  python3 -P "$ROOT/tests/compose/host_network.py" "$broker" "$image" "$work/host-network.yaml"
+  export COMPOSE_FILE="compose.yaml:tests/compose/stand-ins.yaml:$work/host-network.yaml"
 fi
 
 dc() { docker compose "$@"; }

@@ -25,6 +25,7 @@ import time
 import pytest
 
 from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
+from docker_engine import stand_in_files
 from host_processes import LOOPBACK, descendants, listening
 from impaired_runs import cleanup
 from k6_runs import BEHAVIOUR_P99_MS
@@ -62,7 +63,7 @@ def hosts(*brokers):
 def stack(docker_engine, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("compose-stack")
     (tmp / "short.yaml").write_text(SHORT)
-    files = f"compose.yaml:tests/compose/stand-ins.yaml:{tmp}/short.yaml"
+    files = stand_in_files("mosquitto", tmp, ENV) + f":{tmp}/short.yaml"
     env = {**os.environ, **ENV, "COMPOSE_FILE": files, "K6_WEB_DASHBOARD": "false"}
     env.pop("BROKER", None)
 

@@ -2,7 +2,8 @@
 the core's toxiproxy service, under a real Docker engine, with the images
 built locally (tests/compose/build-images.sh: a stand-in of the project's
 own Toxiproxy build, never named as the upstream image) and host
-networking (tests/compose/stand-ins.yaml), on ports of its own."""
+networking (tests/compose/stand-ins.yaml, and the broker's from its
+broker.toml: docker_engine.stand_in_files), on ports of its own."""
 
 import json
 import os
@@ -11,11 +12,11 @@ import time
 import urllib.request
 
 from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
+from docker_engine import stand_in_files
 from impaired_runs import WAN_P50_MS, cleanup
 from k6_runs import BEHAVIOUR_P99_MS
 
 ENV = {
-    "COMPOSE_FILE": f"{ROOT}/compose.yaml:{ROOT}/tests/compose/stand-ins.yaml",
     "COMPOSE_PROJECT_NAME": f"mqtt-bench-impair-{PORT_OFFSET}",
     "MQTT_PORT": str(loopback_port(13883)),
     # The stand-in broker's TLS, mutual-TLS and WebSocket listeners (host network) move too.
@@ -33,8 +34,9 @@ ENV = {
 }
 
 
-def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine):
-    env = {**os.environ, **ENV, "K6_WEB_DASHBOARD": "false"}
+def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine, tmp_path):
+    files = stand_in_files("mosquitto", tmp_path, ENV)
+    env = {**os.environ, **ENV, "COMPOSE_FILE": files, "K6_WEB_DASHBOARD": "false"}
     env.pop("INFLUX_TOKEN", None)
     run_id = f"impair-compose-{time.time_ns()}"
     try:
