@@ -9,7 +9,6 @@ from conftest import RESULTS, ROOT, lib_value
 
 COMPARE = ROOT / "scripts/compare.sh"
 
-
 REPORTS = RESULTS
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 LOOPBACK = {"127.0.0.1", "::1", "[::1]", "[::ffff:127.0.0.1]"}
 
-
 USER = re.compile(r"pid=(\d+)")
 
 

@@ -13,7 +13,6 @@ from conftest import RESULTS, ROOT, loopback_port
 # four standard errors.
 WAN_P50_MS = 79
 
-
 PORTS = {"TOXIPROXY_PORT": str(loopback_port(18474)), "TOXIPROXY_MQTT_PORT": str(loopback_port(12884))}
 
 

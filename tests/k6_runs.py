@@ -14,7 +14,6 @@ from mqttbench.k6.command import run_argv
 
 SCENARIOS = ROOT / "k6/scenarios"
 
-
 # name -> extra environment for a short, small run on this machine.
 REDUCED = {
     "conn-tcp-10K-100": {"SCALE": "0.05", "CONNECT_RATE": "500"},

@@ -71,9 +71,8 @@ def rewrite_config(name, facts, hn, out_dir, values):
 def override(name, image, hn, values, mounts):
     """The compose override, as YAML (JSON's scalars and lists are YAML's)."""
     hosts = json.dumps([f"{h}:127.0.0.1" for h in [*HOSTS, name]])
-    fill = lambda x: broker_native.fill(x, values)  # noqa: E731
-    test = json.dumps([fill(a) for a in hn["healthcheck"]])
-    telegraf = TELEGRAF | {k: fill(v) for k, v in hn.get("telegraf", {}).items()}
+    test = json.dumps([broker_native.fill(a, values) for a in hn["healthcheck"]])
+    telegraf = TELEGRAF | {k: broker_native.fill(v, values) for k, v in hn.get("telegraf", {}).items()}
     timing = "\n".join(f"      {k}: {json.dumps(v)}" for k, v in TIMING.items())
     env = "\n".join(f"      {k}: {json.dumps(v)}" for k, v in telegraf.items())
     return f"""# Written by tests/compose/host_network.py from brokers/{name}/broker.toml [compose.host_network].
