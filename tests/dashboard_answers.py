@@ -1,6 +1,7 @@
 """A real p2p run into the test stack (p2p_run, for the dashboards' tests);
 a dashboard panel's query asked of the test stack's InfluxDB, bound to a
-run, and read as Grafana's legends would name its series (grafana_frames)."""
+run, and read as Grafana's legends would name its series (grafana_frames).
+A pytest plugin of conftest.py."""
 
 import json
 import time

@@ -1,5 +1,6 @@
 """k6 runs as the tests make them: a scenario at a reduced size (REDUCED), a
-run split over several processes and merged, a verdict run against a broker."""
+run split over several processes and merged, a verdict run against a
+broker, a k6 throttled to a sliver of a core. A pytest plugin of conftest.py."""
 
 import json
 import os

@@ -1,6 +1,7 @@
 """Brokers a test starts on loopback itself: a real Mosquitto of its own
 configuration, a fresh one per test (its $SYS counters count that test's
-messages only), and the mochi-mqtt test broker of k6/extension/internal/testbroker."""
+messages only), the mochi-mqtt test broker of k6/extension/internal/testbroker,
+and a listener that only counts connections. A pytest plugin of conftest.py."""
 
 import contextlib
 import re

@@ -52,7 +52,7 @@ def rewrite(text, rules, values, where):
 def planned(name, state, env=os.environ):
     """Writes the rewritten config into state; returns how to run the broker:
     command, ready (commands), ready_seconds, env, ports, metrics_url, stop
-    (commands), each placeholder filled in (tests/conftest.py runs it so)."""
+    (commands), each placeholder filled in (tests/native_broker.py runs it so)."""
     table = native(name)
     state = Path(state)
     values = {p: env[p] for p in PORTS} | {k: env.get(k, str(v)) for k, v in table.get("ports", {}).items()}
