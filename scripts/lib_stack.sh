@@ -31,20 +31,3 @@ compose_secret() {
 influx_curl() {
   curl -H @<(printf 'Authorization: Token %s\n' "${INFLUX_TOKEN:?INFLUX_TOKEN is not set: scripts/stack.sh up writes it to .env.local}") "$@"
 }
-
-# load_influx_token: INFLUX_TOKEN for what reads InfluxDB (reports, the
-# capacity search): the caller's; else, while the compose stack's InfluxDB
-# runs, its generated one; else the native stack's (secrets_file).
-load_influx_token() {
-  local f
-  f=$(secrets_file)
-  if [[ -z "${INFLUX_TOKEN:-}" ]] && command -v docker >/dev/null && [[ -n "$(compose ps -q influxdb 2>/dev/null)" ]]; then
-    if INFLUX_TOKEN=$(compose_secret influx_token 2>/dev/null); then export INFLUX_TOKEN; else unset INFLUX_TOKEN; fi
-  fi
-  if [[ -z "${INFLUX_TOKEN:-}" && -f "$f" ]]; then
-    set -a
-    # shellcheck source=/dev/null # generated secrets, not in the repo
-    . "$f"
-    set +a
-  fi
-}

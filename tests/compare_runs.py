@@ -1,4 +1,5 @@
-"""scripts/compare.sh and scripts/report.sh as the tests run them, the
+"""scripts/compare.sh and the report module (python -m mqttbench.report,
+with the venv's python) as the tests run them, the
 reports they leave removed, and a Markdown table of compare.md read back."""
 
 import os

@@ -11,6 +11,7 @@ import subprocess
 import time
 
 from mqttbench import RESULTS, ROOT
+from mqttbench.brokers import facts as broker_facts
 from mqttbench.brokers import version as broker_version
 from mqttbench.capacity.search import GENERATOR
 from mqttbench.compare.managed import ManagedColumns, tee
@@ -148,7 +149,8 @@ class Columns(ManagedColumns):
     def run_k6_on_target(self, t, run_id, version, k6_out, logf, env):
         raise_open_files()
         env = {**env, "K6_NO_USAGE_REPORT": "true", "RUN_ID": run_id, "BROKER": t.name, "BROKER_VERSION": version,
-               "MQTT_URL": t.url, "RESULTS_DIR": str(RESULTS / "raw")}  # fmt: skip
+               "MQTT_URL": t.url, "RESULTS_DIR": str(RESULTS / "raw"),
+               **broker_facts.deviations_env(t.name)}  # fmt: skip
         cmd = run_argv(ROOT / f"k6/scenarios/{self.o.scenario}.js", out=[k6_out] if k6_out else [],
                        extra=self.env_args())  # fmt: skip
         return tee(cmd, logf, env)

@@ -17,6 +17,8 @@ skews both alike. --profile takes CPU profiles (k6's pprof endpoint) of the
 p2p 16 B runs. --rounds N runs each cell of the QoS matrix N times and keeps
 its median run. --qos-only and --transports-only measure one section and
 replace it in the --docs page, keeping the rest.
+(`python -m mqttbench generator-bench instances --help`: a run split over k6
+processes, merged, docs/benchmarks-instances.md.)
 Usage: python -m mqttbench generator-bench [--quick] [--full] [--before K6] [--profile] [--rounds N]
          [--qos-only | --transports-only] [--json FILE] [--docs FILE] [--k6 PATH]
 """

@@ -29,7 +29,8 @@ run_broker() {
   if [ -f "$toml" ]; then
     : "${BROKER_VERSION_TOPIC:=$(sed -n 's/^version_topic *= *"\(.*\)"$/\1/p' "$toml")}"
     : "${BROKER_VERSION_USERNAME:=$(sed -n 's/^version_username *= *"\(.*\)"$/\1/p' "$toml")}"
-    : "${BROKER_DEVIATIONS:=$(sed -n 's/^verdict *= *"\(.*\)"$/\1/p' "$toml" | paste -sd, -)}"
+    : "${BROKER_DEVIATIONS:=$(awk -F'"' '/^\[/ { in_dev = ($0 == "[[deviations]]") }
+      in_dev && /^verdict *=/ { printf "%s%s", sep, $2; sep = "," }' "$toml")}"
     export BROKER_VERSION_TOPIC BROKER_VERSION_USERNAME BROKER_DEVIATIONS
   fi
   exec "$@"

@@ -150,3 +150,14 @@ def test_setup_installs_the_debian_package_each_native_broker_says_it_runs():
         for pkg in re.findall(r"the Debian package `([^`]+)`", native.get("about", "")):
             assert pkg in native.get("debian", []) and pkg in listed, (name, pkg)
     assert "values native.debian" in (ROOT / "scripts/setup/debian.sh").read_text()
+
+
+def test_every_listed_deviation_is_one_the_run_can_mark_known():
+    """A [[deviations]] verdict the extension does not mark (its Deviation*
+    constants, k6/extension/verdict/ordering.go) would be listed and never
+    named: refused here rather than silently."""
+    source = (ROOT / "k6/extension/verdict/ordering.go").read_text()
+    marked = set(re.findall(r'^const Deviation\w+ = "(\w+)"', source, re.M))
+    assert marked, "no Deviation* constant found"
+    listed = {(b, d["verdict"]) for b in broker_facts.names() for d in broker_facts.load(b).get("deviations", [])}
+    assert listed and {v for _, v in listed} <= marked, listed

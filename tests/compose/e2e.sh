@@ -155,7 +155,7 @@ done
 run_id="e2e-$broker-$(date -u +%Y%m%dT%H%M%S)"
 log "docker compose run --rm k6 run fanin.js   (run $run_id)"
 # P99_MS: this test asserts behaviour, not latency, which a busy machine
-# pushes past the default 100 ms (as tests/scenarios/test_scenarios.py does). No
+# pushes past the default 100 ms (BEHAVIOUR_P99_MS in tests/k6_runs.py). No
 # BROKER, as in the README: the k6 service names the broker that is up.
 dc run --rm -e RUN_ID="$run_id" -e SCALE="${E2E_SCALE:-0.05}" -e DURATION="${E2E_DURATION:-20s}" \
   -e P99_MS="${E2E_P99_MS:-60000}" \

@@ -54,10 +54,15 @@ def table(name):
 def rewrite_config(name, facts, hn, out_dir, values):
     """Its config files, their listeners moved, written into out_dir: the
     mounts that put them where compose.yaml mounts the project's."""
-    rules = hn.get("rewrite", facts.get("native", {}).get("rewrite", []))
+    native = facts.get("native", {})
+    # The table's own rewrite applies to every config file; [native]'s to its own file alone.
+    if "rewrite" in hn:
+        rules, files = hn["rewrite"], facts.get("config", [])
+    else:
+        rules, files = native.get("rewrite", []), [native.get("config")]
     compose = (ROOT / "compose.yaml").read_text()
     mounts = []
-    for f in facts.get("config", []):
+    for f in filter(None, files):
         target = re.search(rf"\./brokers/{re.escape(name)}/{re.escape(f)}:([^:\"',\s\]]+)", compose)
         if target is None:
             sys.exit(f"compose.yaml mounts no ./brokers/{name}/{f} into the {name} service")

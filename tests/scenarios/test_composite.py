@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from conftest import ROOT, lib_value
-from k6_runs import finish, launch, logs, merge, run_k6, run_scenario  # noqa: F401, F811 (a fixture)
+from k6_runs import finish, launch, logs, merge, run_k6, run_scenario
 
 PARTS = ("p2p", "fanout", "fanin")
 SMALL = {"SCALE": "0.05", "DURATION": "4s"}
