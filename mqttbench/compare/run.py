@@ -4,7 +4,6 @@ was breached (a marked run matters less than a regression found), else 1
 when a column was marked."""
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -13,7 +12,7 @@ from pathlib import Path
 from mqttbench import RESULTS
 from mqttbench.compare.columns import Columns
 from mqttbench.outcome import Stop, log, warn
-from mqttbench.stack import choose_kind, open_stack
+from mqttbench.stack import choose_kind, load_influx_token, open_stack
 
 
 def now():
@@ -72,10 +71,7 @@ def limits(o):
 
 def report_and_exit(o, out, marked):
     """compare.md from the manifest (report.comparison.write: the verdicts too)."""
-    if not os.environ.get("INFLUX_TOKEN"):
-        token = open_stack(o.mode if o.mode in ("native", "compose") else "native").influx().token
-        if token:
-            os.environ["INFLUX_TOKEN"] = token
+    load_influx_token(o.mode if o.mode in ("native", "compose") else "native")
     rc = report_module("comparison.write", str(out / "manifest.json"))
     if rc == 2:
         raise Stop(None, 2)  # not comparable with the baseline: report.comparison.write said why

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import socket
 import subprocess
 import sys
@@ -28,20 +27,12 @@ import time
 from pathlib import Path
 
 from mqttbench import ROOT
-from mqttbench.k6.command import binary, run_argv
+from mqttbench.k6.command import run_argv
+from mqttbench.stack.native_services import raise_open_files
+
+from .process import k6_bin
 
 PORT = int(os.environ.get("MQTTBENCH_INSTANCES_PORT", "11899"))
-
-
-def k6_bin():
-    return os.environ.get("MQTTBENCH_K6") or binary()
-
-
-def raise_nofile():
-    """Each process may hold as many descriptors as the hard limit allows."""
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return hard
 
 
 def start_mosquitto(workdir):
@@ -143,7 +134,7 @@ def main(argv=None):
     ap.add_argument("--duration", default="60s")
     ap.add_argument("--docs", help="write the figures as a Markdown page here")
     a = ap.parse_args(argv)
-    hard = raise_nofile()
+    hard = raise_open_files()  # each process may hold as many descriptors as the hard limit allows
     per = a.connections // a.instances
     if per + 100 > hard:
         sys.exit(

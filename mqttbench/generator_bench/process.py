@@ -5,7 +5,6 @@ publish phase on request. What extension.py's sections measure with."""
 
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from mqttbench import ROOT
 from mqttbench.k6.command import binary, run_argv
+from mqttbench.stack.native_services import raise_open_files
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
@@ -105,8 +105,7 @@ def fetch_profile(port, seconds, out):
 def run(env, k6=None, profile=None):
     """Runs the bench script (k6: that build); profile: a file to write a CPU
     profile of the publish phase to. Returns (marks dict, RESULT json, wall)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 10K connections
+    raise_open_files()  # 10K connections
     port = free_port() if profile else None
     address = f"127.0.0.1:{port}" if profile else ""
     args = run_argv(

@@ -47,17 +47,18 @@ def open_stack(kind, broker=None, environ=None):
     return (ComposeStack if kind == "compose" else NativeStack)(broker, environ)
 
 
-def load_influx_token():
-    """INFLUX_TOKEN for what reads InfluxDB without starting a stack (report,
-    capacity --target): the caller's; else, while the compose stack's
-    InfluxDB runs, its generated one; else the native stack's secrets file."""
+def load_influx_token(kind=None):
+    """INFLUX_TOKEN for what reads InfluxDB: the caller's; else that kind of
+    stack's (compare's report, of the stack its columns ran on); else, for
+    what starts no stack (report, capacity --target), the compose stack's
+    generated one while its InfluxDB runs, or the native stack's file."""
     if os.environ.get("INFLUX_TOKEN"):
         return
-    token = None
-    if shutil.which("docker"):
-        compose = ComposeStack(None)
-        if compose.status("influxdb")[0].running:
-            token = compose.secret("influx_token")
-    token = token or NativeStack(None).influx().token
+    if kind:
+        token = open_stack(kind).influx().token
+    else:
+        compose = ComposeStack(None) if shutil.which("docker") else None
+        running = compose and compose.status("influxdb")[0].running
+        token = (running and compose.secret("influx_token")) or NativeStack(None).influx().token
     if token:
         os.environ["INFLUX_TOKEN"] = token

@@ -25,10 +25,12 @@ def http_ok(url):
 
 
 def raise_open_files():
-    """10K+ connections need file descriptors: the broker inherits this limit."""
+    """10K+ connections need file descriptors: the soft limit raised to the
+    hard one, which the broker and k6 inherit; returns it."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
 
 
 class NativeServices:
