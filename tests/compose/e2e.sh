@@ -29,6 +29,9 @@ set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 # The copy is a fresh user's: its runs go to its own reports/, whatever the tests' results folder.
 unset MQTTBENCH_RESULTS
+# k6_tail LOG: a failed k6 run's last lines, each marked "k6| " so a caller
+# that keeps only this script's own lines keeps them too.
+k6_tail() { tail -n 30 "$1" | sed 's/^/k6| /' >&2; }
 
 broker=mosquitto stand_ins=false keep=false accept_eula=false conformance=false
 while (($#)); do
@@ -190,7 +193,7 @@ for url in "mqtts://broker:$tls_port" "mqtts://broker:$mtls_port" "ws://broker:$
   log "docker compose run --rm -e MQTT_URL=$url k6 run p2p.js"
   dc run --rm -e MQTT_URL="$url" -e BROKER="$broker" -e QOS=1 -e SCALE=0.05 -e DURATION=5s -e P99_MS="${E2E_P99_MS:-60000}" \
     k6 run p2p.js \
-    >"$work/k6-transport.log" 2>&1 || { tail -n 30 "$work/k6-transport.log" >&2; die "p2p over $url failed"; }
+    >"$work/k6-transport.log" 2>&1 || { k6_tail "$work/k6-transport.log"; die "p2p over $url failed"; }
   grep -q "PASSED" "$work/k6-transport.log" || die "p2p over $url did not pass"
 done
 
@@ -210,7 +213,7 @@ if [[ -x "$(k6_bin)" ]]; then
   log "cd k6/scenarios && MQTT_URL=mqtt://127.0.0.1:$MQTT_PORT k6 run --out influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6 fanin.js   (our k6, the scenario's defaults)"
   (cd k6/scenarios && PATH="$(dirname "$(k6_bin)"):$PATH" K6_NO_USAGE_REPORT=true MQTT_URL="mqtt://127.0.0.1:$MQTT_PORT" \
     "${quiet[@]}" k6 run --out "influxdb=http://127.0.0.1:$TELEGRAF_K6_PORT/k6" fanin.js) >"$work/k6-native.log" 2>&1 ||
-    { tail -n 30 "$work/k6-native.log" >&2; die "k6 run fanin.js failed"; }
+    { k6_tail "$work/k6-native.log"; die "k6 run fanin.js failed"; }
   native_run=$(grep -o 'result *[^ ]*reports/raw/[^ ]*\.json' "$work/k6-native.log" | sed 's|.*/||; s|\.json$||')
   [[ -n "$native_run" && -s "reports/raw/$native_run.json" ]] || die "k6 run fanin.js left no result in reports/raw"
 fi
