@@ -60,7 +60,7 @@ def throughput(
     system = marks["publish-end"]["sys"] - marks["publish-start"]["sys"]
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
     delivered = r["subscribe"]["unique"]
-    syscalls = marks["publish-end"].get("syscalls")
+    syscalls = marks["publish-end"].get("syscalls") if delivered else None
     return {
         "qos": qos,
         "topology": topology,
@@ -80,7 +80,9 @@ def throughput(
         "system_cpu_seconds": round(system, 2),
         "user_cpu_seconds": round(cpu - system, 2),
         # System calls per message delivered: what batching acknowledgements and reads cuts.
-        "syscalls_per_delivered": round(syscalls / delivered, 2) if delivered and syscalls else None,
+        "syscalls_per_delivered": round(syscalls["all"] / delivered, 2) if syscalls else None,
+        # ... by kind (process.SYSCALL_KINDS): which calls a change cut.
+        "syscalls_by_kind": {k: round(n / delivered, 2) for k, n in syscalls.items()} if syscalls else None,
         "rss_mb": round(marks["publish-end"]["rss_kb"] / 1024, 1),
         # Pub-to-sub latency of the run: whether the broker kept up at this rate.
         "latency_p50_ms": r["latency"]["p50"],

@@ -55,18 +55,41 @@ def proc_cpu_split(pid):
     return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
+# System calls counted by kind: the kernel's entry tracepoints of each
+# (syscalls:sys_enter_NAME), where this kernel has them; "other" is the rest
+# of raw_syscalls:sys_enter (the Go runtime's madvise, sched_yield, ...).
+SYSCALL_KINDS = {
+    "write": ("write", "writev", "sendmsg", "sendto"),
+    "read": ("read", "readv", "recvmsg", "recvfrom"),
+    "epoll": ("epoll_wait", "epoll_pwait", "epoll_pwait2"),
+    "futex": ("futex",),
+    "sleep": ("nanosleep", "clock_nanosleep"),
+}
+TRACEPOINTS = [Path("/sys/kernel/tracing/events/syscalls"), Path("/sys/kernel/debug/tracing/events/syscalls")]
+
+
+def syscall_events():
+    """The perf events to count: every system call, and each kind's calls
+    this kernel has a tracepoint for."""
+    found = next((d for d in TRACEPOINTS if d.is_dir()), None)
+    names = [n for kind in SYSCALL_KINDS.values() for n in kind if found and (found / f"sys_enter_{n}").is_dir()]
+    return ["raw_syscalls:sys_enter", *(f"syscalls:sys_enter_{n}" for n in names)]
+
+
 class SyscallCount:
     """Every system call of a process while it lasts (every thread's: reads
     are recvmsg, writes write, and epoll waits and the Go runtime's futexes
     count too), by the kernel's raw_syscalls:sys_enter tracepoint in
-    counting mode (`perf stat`), which adds no sampling. None without perf
-    or its permission (kernel.perf_event_paranoid)."""
+    counting mode (`perf stat`), which adds no sampling, and by kind
+    (SYSCALL_KINDS). None without perf or its permission
+    (kernel.perf_event_paranoid)."""
 
     def __init__(self, pid):
         self.out = tempfile.NamedTemporaryFile(suffix=".perf", delete=False).name
+        events = ",".join(syscall_events())
         try:
             self.proc = subprocess.Popen(
-                ["perf", "stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-p", str(pid), "-o", self.out],
+                ["perf", "stat", "-x", ",", "-e", events, "-p", str(pid), "-o", self.out],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         except OSError:  # no perf here
@@ -74,18 +97,27 @@ class SyscallCount:
             Path(self.out).unlink(missing_ok=True)
 
     def stop(self):
+        """{"all": every call, KIND: its calls for each kind counted, "other": the rest}, or None."""
         if self.proc is None:
             return None
         self.proc.send_signal(signal.SIGINT)
         self.proc.wait(10)
         try:
+            counts = {}
             for line in Path(self.out).read_text().splitlines():
                 fields = line.split(",")
-                if len(fields) > 2 and fields[2] == "raw_syscalls:sys_enter" and fields[0].isdigit():
-                    return int(fields[0])
-            return None
+                if len(fields) > 2 and fields[0].isdigit():
+                    counts[fields[2].removeprefix("syscalls:sys_enter_")] = int(fields[0])
         finally:
             Path(self.out).unlink(missing_ok=True)
+        if "raw_syscalls:sys_enter" not in counts:
+            return None
+        by_kind = {"all": counts["raw_syscalls:sys_enter"]}
+        for kind, names in SYSCALL_KINDS.items():
+            if any(n in counts for n in names):
+                by_kind[kind] = sum(counts.get(n, 0) for n in names)
+        by_kind["other"] = by_kind["all"] - sum(v for k, v in by_kind.items() if k != "all")
+        return by_kind
 
 
 def proc_rss_kb(pid):

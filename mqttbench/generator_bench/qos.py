@@ -11,6 +11,8 @@ from pathlib import Path
 
 from mqttbench import ROOT
 
+from .process import SYSCALL_KINDS
+
 QOS_TITLE = "## QoS 0, 1 and 2"
 
 # What a profile's top lists: the extension's functions and the system calls
@@ -32,8 +34,6 @@ def matrix(throughput, secs, full, builds, profiles, rounds=1):
             for n in range(rounds):
                 for qos in (0, 1, 2):
                     for build, k6 in builds.items():
-                        if build != "after" and topology != "p2p":
-                            continue  # an earlier build is compared on p2p only
                         prof = None
                         if profiles and topology == "p2p" and payload == 16 and n == 0:
                             prof = str(Path(profiles) / f"{build}-qos{qos}.pprof")
@@ -136,6 +136,38 @@ def ceiling_note(matrix):
     return lines
 
 
+def syscall_table(matrix, builds):
+    """System calls per delivered message by kind (process.SYSCALL_KINDS):
+    which calls a change cut, and which are left."""
+    rows = [t for t in matrix if t.get("syscalls_by_kind")]
+    if not rows:
+        return []
+    kinds = [k for k in (*SYSCALL_KINDS, "other") if any(k in t["syscalls_by_kind"] for t in rows)]
+    lines = [
+        "",
+        "### System calls per delivered message, by kind",
+        "",
+        "The rows above, their system calls counted by each kind's entry tracepoint",
+        "(`syscalls:sys_enter_NAME`): " + "; ".join(f"{k}: {', '.join(v)}" for k, v in SYSCALL_KINDS.items()) + ";",
+        "other: every other call (the Go runtime's madvise, sched_yield, tgkill...). In this generator a",
+        "write is one connection's packets of one look or pacing tick, a read one ready socket's bytes; epoll",
+        "is the pollers' looks (epoll_wait) and Go's scheduler checking its netpoller whenever a processor",
+        "runs out of work (epoll_pwait); futex, Go's threads parked and woken. Writes and reads are per",
+        "connection: one connection's packets share a call, two connections' never do.",
+        "",
+        f"| build | topology | payload | QoS | all | {' | '.join(kinds)} |",
+        "|---|---|---|---|---|" + "---|" * len(kinds),
+    ]
+    for t in sorted(rows, key=lambda t: (t["topology"], t["payload_bytes"], t["qos"], builds.index(t["build"]))):
+        by = t["syscalls_by_kind"]
+        lines.append(
+            f"| {t['build']} | {t['topology']} | {t['payload_bytes']:,} B | {t['qos']} | {by['all']} | "
+            + " | ".join(str(by.get(k, "-")) for k in kinds)
+            + " |"
+        )
+    return lines
+
+
 def qos_section(q, command, before_version=None):
     """The section of docs/benchmarks.md on QoS 0, 1 and 2."""
     builds = sorted({t["build"] for t in q["matrix"]}, key=lambda b: b != "before")
@@ -186,6 +218,7 @@ def qos_section(q, command, before_version=None):
             f"{t['latency_p50_ms']} / {t['latency_p99_ms']} |"
         )
     lines += ceiling_note(q["matrix"])
+    lines += syscall_table(q["matrix"], builds)
     lines += [
         "",
         "### Latency at 1,000 msg/s",
