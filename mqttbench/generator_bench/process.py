@@ -61,6 +61,7 @@ def proc_cpu_split(pid):
 SYSCALL_KINDS = {
     "write": ("write", "writev", "sendmsg", "sendto"),
     "read": ("read", "readv", "recvmsg", "recvfrom"),
+    "io_uring": ("io_uring_enter",),  # a batch of reads or writes, many sockets in one call
     "epoll": ("epoll_wait", "epoll_pwait", "epoll_pwait2"),
     "futex": ("futex",),
     "sleep": ("nanosleep", "clock_nanosleep"),

@@ -49,18 +49,28 @@ func (p *Poller) read(rc *rawConn, buf, oob []byte) []byte {
 			atomic.AddInt64(rc.bytesRead, int64(n))
 		}
 	}
+	if p.consume(rc, buf[:k], recvNs, oob != nil) {
+		_ = rc.c.Flush() // acks queued by dispatch
+	}
+	return buf
+}
+
+// consume dispatches every whole packet of data, read from rc at recvNs (0:
+// now; read: from the socket, not the handshake's leftovers), and keeps the
+// tail for the next read. The acks it queues are the caller's to flush,
+// unless it returns false: the connection failed and is detached.
+func (p *Poller) consume(rc *rawConn, data []byte, recvNs int64, read bool) bool {
 	if recvNs == 0 {
 		recvNs = nowNano()
 	}
 	c := rc.c
-	data := buf[:k]
 	pub := &p.pub
 	publishes := int64(0)
 	for len(data) > 0 {
 		first, body, size, err := codec.Split(data)
 		if err != nil {
 			p.detach(rc, err)
-			return buf
+			return false
 		}
 		if size == 0 {
 			break // incomplete
@@ -70,11 +80,11 @@ func (p *Poller) read(rc *rawConn, buf, oob []byte) []byte {
 		}
 		if err := c.dispatch(first, body, pub, recvNs); err != nil {
 			p.detach(rc, err)
-			return buf
+			return false
 		}
 		data = data[size:]
 	}
-	if publishes > 1 && oob != nil {
+	if publishes > 1 && read {
 		c.rec.Count(SharedRead, publishes-1)
 	}
 	if len(data) > 0 {
@@ -82,8 +92,7 @@ func (p *Poller) read(rc *rawConn, buf, oob []byte) []byte {
 	} else if cap(rc.partial) > 4<<10 {
 		rc.partial = nil // do not keep a large packet's room per connection
 	}
-	_ = c.Flush() // acks queued by dispatch
-	return buf
+	return true
 }
 
 var errEOF = errors.New("mqtt: connection closed by the broker")

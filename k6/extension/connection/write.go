@@ -47,6 +47,10 @@ func (c *Conn) Flush() error {
 func (c *Conn) FlushWithin(d time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.flushWithinLocked(d)
+}
+
+func (c *Conn) flushWithinLocked(d time.Duration) error {
 	if nc := c.nc; nc != nil && len(c.wbuf) > 0 {
 		if now := nowNano(); c.wdeadline-now < int64(d)/2 {
 			c.wdeadline = now + int64(d)
@@ -54,6 +58,14 @@ func (c *Conn) FlushWithin(d time.Duration) error {
 		}
 	}
 	return c.writeLocked()
+}
+
+// flushLockedWithin is flushWithinLocked(d), or flushLocked for d 0.
+func (c *Conn) flushLockedWithin(d time.Duration) error {
+	if d == 0 {
+		return c.flushLocked()
+	}
+	return c.flushWithinLocked(d)
 }
 
 // flushLocked writes without a deadline (dropping one FlushWithin left).

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/verdict"
 )
 
@@ -116,6 +117,8 @@ func (g *PublisherGroup) run(ph Phase) PhaseResult {
 	defer g.m.setTarget(0)
 	s := &sender{g: g, payload: make([]byte, g.pc.PayloadSize), dirty: make([]*pubClient, 0, min(n, 4096)),
 		interval: interval, maxLag: int64(ph.MaxLag), budget: wakeBudget(len(g.clients[0].prefix) + 2 + g.pc.PayloadSize)}
+	s.flusher = connection.NewFlusher()
+	defer s.flusher.Close()
 	s.r.Target = ph.Rate
 	rejected := g.m.Get(PublishRejected)
 	start := nowNano()

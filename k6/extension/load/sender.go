@@ -3,6 +3,8 @@ package load
 import (
 	"math"
 	"time"
+
+	"github.com/mqtt-bench/mqtt-bench/k6/extension/connection"
 )
 
 // sender is one phase's scheduler state: the payload buffer it reuses, the
@@ -24,6 +26,8 @@ type sender struct {
 	budget   int     // messages one wake-up may take
 	taken    int     // messages taken in this wake-up
 	r        PhaseResult
+	flusher  *connection.Flusher // a wake-up's writes in one system call
+	flushing []*connection.Conn  // the dirty clients' connections, reused
 }
 
 // backlog is a client's messages waiting for a window slot. The round-robin
@@ -186,10 +190,12 @@ func ceilDiv(a, b int64) int64 {
 
 // flushDirty writes each touched connection once: many messages, one syscall.
 func (s *sender) flushDirty() {
+	s.flushing = s.flushing[:0]
 	for _, pc := range s.dirty {
-		_ = pc.c.FlushWithin(writeTimeout)
+		s.flushing = append(s.flushing, pc.c)
 		pc.dirty = false
 	}
+	s.flusher.FlushWithin(s.flushing, writeTimeout)
 	s.dirty = s.dirty[:0]
 	s.taken = 0
 }
