@@ -13,8 +13,9 @@ import (
 )
 
 // batchReads is how many sockets one io_uring_enter reads at most, and
-// batchBuf each read's room: a look finds a few messages per socket, and a
-// packet left over that needs more is read on its own (Poller.read).
+// batchBuf each read's room: a look finds a few messages per socket; a
+// socket that fills it, or a packet left over that needs more, is read on
+// its own (Poller.read) in the same look.
 const (
 	batchReads = 128
 	batchBuf   = 16 << 10
@@ -124,9 +125,16 @@ func (p *Poller) readReady(b *batchReader, ready []*rawConn, buf, oob []byte) []
 				if rc.bytesRead != nil {
 					atomic.AddInt64(rc.bytesRead, int64(s.res))
 				}
-				if p.consume(rc, s.buf[:s.k+int(s.res)], rxTime(s.oob), true) {
-					b.flushing = append(b.flushing, rc.c)
+				if !p.consume(rc, s.buf[:s.k+int(s.res)], rxTime(s.oob), true) {
+					continue
 				}
+				if int(s.res) == batchBuf-s.k {
+					// Its room was full: the rest is read now, with its own
+					// receive time, not left to the next look (which would
+					// time it late by a look's interval).
+					buf = p.read(rc, buf, oob)
+				}
+				b.flushing = append(b.flushing, rc.c)
 			}
 		}
 		b.flusher.FlushWithin(b.flushing, 0)
