@@ -127,7 +127,8 @@ def ceiling_note(matrix):
         "four packets through the generator's sockets (PUBLISH and PUBACK on each side), a QoS 2 message",
         "eight, a QoS 0 message two; with one message in flight per connection at a time (100 msg/s",
         "each, answered within a millisecond), a poll cycle rarely finds two packets of one connection",
-        "to write together, so each packet costs the kernel its own write or read. Hence the ceilings:",
+        "to write together, so each packet costs the kernel its own TCP work, whether its write or read is",
+        "a system call of its own or one of an io_uring batch. Hence the ceilings:",
     ]
     for level in (1, 2):
         at_most = [t["of_qos0_at_most"] for t in matrix if t["qos"] == level and t.get("of_qos0_at_most")]
