@@ -11,13 +11,15 @@ import (
 
 // A ring is an io_uring submission and completion queue pair: one
 // io_uring_enter hands the kernel a batch of reads (one per ready socket)
-// and returns with all of them done, where recvmsg costs a system call per
-// socket. Why: in fan-out each subscriber socket has one message per look,
-// so per-socket reads cost a system call per delivered message.
+// or of sends (one per connection), and returns with all of them done,
+// where recvmsg and write cost a system call per socket. Why: in fan-out
+// each subscriber socket has one message per look, and in fan-in each
+// publisher one per tick, so per-socket calls cost one per message.
 //
-// Every read is flagged MSG_DONTWAIT: on a socket with nothing to read the
-// kernel completes it with EAGAIN instead of waiting in the background, so
-// all of a batch's buffers are free again when io_uring_enter returns.
+// Every read and send is flagged MSG_DONTWAIT: where the socket has nothing
+// to read or no room, the kernel completes it with EAGAIN (or a short send)
+// instead of waiting in the background, so all of a batch's buffers are
+// free again when io_uring_enter returns.
 type ring struct {
 	fd              int
 	sqHead, sqTail  *uint32
