@@ -53,11 +53,7 @@ func (f *Flusher) Close() {
 // as Conn.Flush, with no deadline).
 func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 	if f == nil || f.ring == nil {
-		for _, c := range conns {
-			c.mu.Lock()
-			_ = c.flushLockedWithin(d)
-			c.mu.Unlock()
-		}
+		flushEach(conns, d)
 		return
 	}
 	for len(conns) > 0 {
@@ -94,7 +90,7 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 		}
 		conns = conns[n:]
 		if q == 0 {
-			f.flushEach(busy, d)
+			f.flushBusy(busy, d)
 			continue
 		}
 		f.calls++
@@ -131,18 +127,14 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 				busy = append(busy, c)
 			}
 		}
-		f.flushEach(busy, d)
+		f.flushBusy(busy, d)
 	}
 }
 
-// flushEach flushes connections one by one (holding no other's lock), and
-// keeps the list's room for the next batch.
-func (f *Flusher) flushEach(conns []*Conn, d time.Duration) {
-	for _, c := range conns {
-		c.mu.Lock()
-		_ = c.flushLockedWithin(d)
-		c.mu.Unlock()
-	}
-	clear(conns)
-	f.busy = conns[:0]
+// flushBusy flushes a batch's left-over connections one by one, once no
+// other lock is held, and keeps the list's room for the next batch.
+func (f *Flusher) flushBusy(busy []*Conn, d time.Duration) {
+	flushEach(busy, d)
+	clear(busy)
+	f.busy = busy[:0]
 }

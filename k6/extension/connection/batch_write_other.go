@@ -16,9 +16,5 @@ func (*Flusher) Close() {}
 // FlushWithin flushes every connection as Conn.FlushWithin(d) does (d 0:
 // as Conn.Flush, with no deadline).
 func (*Flusher) FlushWithin(conns []*Conn, d time.Duration) {
-	for _, c := range conns {
-		c.mu.Lock()
-		_ = c.flushLockedWithin(d)
-		c.mu.Unlock()
-	}
+	flushEach(conns, d)
 }

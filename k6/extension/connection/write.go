@@ -68,6 +68,16 @@ func (c *Conn) flushLockedWithin(d time.Duration) error {
 	return c.flushWithinLocked(d)
 }
 
+// flushEach flushes connections one by one, each as FlushWithin(d) (d 0:
+// as Flush), holding no other's lock.
+func flushEach(conns []*Conn, d time.Duration) {
+	for _, c := range conns {
+		c.mu.Lock()
+		_ = c.flushLockedWithin(d)
+		c.mu.Unlock()
+	}
+}
+
 // flushLocked writes without a deadline (dropping one FlushWithin left).
 func (c *Conn) flushLocked() error {
 	if c.wdeadline != 0 && c.nc != nil && len(c.wbuf) > 0 {
