@@ -98,6 +98,7 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 			panic(fmt.Sprintf("mqtt: %v", err)) // a bug: the ring and its sockets are ours
 		}
 		f.ring.reap(func(tag uint64, res int32) { f.slots[tag].res = res })
+		now := nowNano() // the batch's sends ended together: one clock read
 		for i := range f.slots[:q] {
 			s := &f.slots[i]
 			c, rc, res := s.c, s.rc, s.res
@@ -112,7 +113,7 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 				}
 				k := copy(c.wbuf, c.wbuf[res:])
 				c.wbuf = c.wbuf[:k]
-				c.lastWrite.Store(nowNano())
+				c.lastWrite.Store(now)
 				if k == 0 && cap(c.wbuf) > 64<<10 { // as writeLocked: not a burst's buffer forever
 					c.wbuf = nil
 				}

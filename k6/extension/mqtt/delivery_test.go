@@ -37,14 +37,24 @@ func TestP2PDeliveryIsExact(t *testing.T) {
 const o = { url: 'mqtt://%s', count: 5, topic: 'p2p/{i}', qos: %d, version: '%s' };
 const subs = new SubscriberGroup(Object.assign({ %s }, o));
 await subs.connect();
-const pubs = new PublisherGroup(Object.assign({}, o, { payload_size: 64 }));
+const pubs = new PublisherGroup(Object.assign({ %s }, o, { payload_size: 64 }));
 await pubs.connect();
 const p = await pubs.publish({ count: 2000, rate: 4000 });
 const s = await subs.drain({ expected: p.sent, idle: '2s', timeout: '20s' });
+const ps = pubs.stats();
 pubs.close(); subs.close();
-result = { p, s, stats: stats() };`, addr, qos, version, poll))
+result = { p, s, ps, stats: stats() };`, addr, qos, version, poll, poll))
 						if got, want := r["s"].(map[string]any)["polled_sockets"].(float64), map[string]float64{"poller": pollerSockets(5), "goroutine": 0}[reader]; got != want {
 							t.Fatalf("%v sockets read by the poller, want %v", got, want)
+						}
+						// Publishers' sockets too, whose pacing ticks are then written
+						// in one system call (QoS 2 keeps reader goroutines).
+						want := map[string]float64{"poller": pollerSockets(5), "goroutine": 0}[reader]
+						if qos == 2 {
+							want = 0
+						}
+						if got := r["ps"].(map[string]any)["polled_sockets"].(float64); got != want {
+							t.Fatalf("%v publisher sockets read by the poller, want %v", got, want)
 						}
 						checkExact(t, r, 2000, qos)
 					})
