@@ -21,10 +21,10 @@ type PublisherConfig struct {
 	Payload     *PayloadTemplate
 	MaxInflight int // QoS 1/2 window per client, further capped by the broker's receive maximum
 	Topic       Template
-	// PollInterval: the acks of the group's plain-TCP connections are read
-	// by one poller (as a subscriber group's messages are), which looks
-	// every interval, at QoS 0 and 1 (QoS 2 keeps reader goroutines); 0
-	// gives each connection a reader goroutine.
+	// PollInterval: at QoS 0 and 1 the group's plain-TCP connections are
+	// read (their acks, at QoS 1) by one poller, as a subscriber group's
+	// messages are, which looks every interval; 0, and QoS 2, give each
+	// connection a reader goroutine.
 	PollInterval time.Duration
 }
 
