@@ -3,7 +3,6 @@ package connection
 import (
 	"fmt"
 	"math"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -26,10 +25,12 @@ const (
 // system call through an io_uring where the kernel offers one, else socket
 // by socket. Each read still carries its socket's kernel receive time
 // (SO_TIMESTAMPNS in its control message), as recvmsg does.
+//
+// The reads and the acks they owe share the Flusher's ring: one goroutine
+// uses both, one batch after the other, and each batch is reaped whole.
 type batchReader struct {
-	ring     *ring
+	flusher  *Flusher // its ring; the acks of a batch's reads, in one system call too
 	slots    []batchSlot
-	flusher  *Flusher // the acks of a batch's reads, written in one system call too
 	flushing []*Conn
 }
 
@@ -48,28 +49,23 @@ type batchSlot struct {
 // newBatchReader makes the reader of one poller loop; oobLen: the control
 // buffer's size (the loop's).
 func newBatchReader(oobLen int) *batchReader {
-	r, err := newRing(batchReads)
-	if err != nil {
-		return &batchReader{}
+	b := &batchReader{flusher: NewFlusher()}
+	if r := b.flusher.ring; r != nil {
+		b.slots = make([]batchSlot, r.entries)
+		for i := range b.slots {
+			b.slots[i].oob = make([]byte, oobLen)
+		}
 	}
-	slots := make([]batchSlot, r.entries)
-	for i := range slots {
-		slots[i].oob = make([]byte, oobLen)
-	}
-	return &batchReader{ring: r, slots: slots, flusher: NewFlusher()}
+	return b
 }
 
-func (b *batchReader) close() {
-	if b.ring != nil {
-		b.ring.close()
-		b.flusher.Close()
-	}
-}
+func (b *batchReader) close() { b.flusher.Close() }
 
 // readReady reads every ready socket and dispatches what it got (consume).
 // buf and oob: the loop's, for sockets read on their own; returned grown.
 func (p *Poller) readReady(b *batchReader, ready []*rawConn, buf, oob []byte) []byte {
-	if b.ring == nil {
+	r := b.flusher.ring
+	if r == nil {
 		for _, rc := range ready {
 			buf = p.read(rc, buf, oob)
 		}
@@ -97,17 +93,17 @@ func (p *Poller) readReady(b *batchReader, ready []*rawConn, buf, oob []byte) []
 			s.msg = unix.Msghdr{Iov: &s.iov, Control: &s.oob[0]}
 			s.msg.SetIovlen(1)
 			s.msg.SetControllen(len(s.oob))
-			b.ring.recvmsg(rc.fd, unsafe.Pointer(&s.msg), uint64(q)) //nolint:gosec // q < batchReads
+			r.recvmsg(rc.fd, unsafe.Pointer(&s.msg), uint64(q)) //nolint:gosec // q < batchReads
 			q++
 		}
 		ready = ready[n:]
 		if q == 0 {
 			continue
 		}
-		if err := b.ring.submit(q); err != nil {
+		if err := r.submit(q); err != nil {
 			panic(fmt.Sprintf("mqtt: %v", err)) // a bug: the ring and its sockets are ours
 		}
-		b.ring.reap(func(tag uint64, res int32) { b.slots[tag].res = res })
+		r.reap(func(tag uint64, res int32) { b.slots[tag].res = res })
 		for i := range b.slots[:q] {
 			s := &b.slots[i]
 			rc := s.rc
@@ -122,9 +118,7 @@ func (p *Poller) readReady(b *batchReader, ready []*rawConn, buf, oob []byte) []
 			case s.res == 0:
 				p.detach(rc, errEOF)
 			default:
-				if rc.bytesRead != nil {
-					atomic.AddInt64(rc.bytesRead, int64(s.res))
-				}
+				rc.countRead(int(s.res))
 				if !p.consume(rc, s.buf[:s.k+int(s.res)], rxTime(s.oob), true) {
 					continue
 				}

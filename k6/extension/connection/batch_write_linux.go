@@ -2,8 +2,6 @@ package connection
 
 import (
 	"fmt"
-	"math"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -84,7 +82,7 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 				busy = append(busy, c)
 				continue
 			}
-			f.slots[q] = flushSlot{c: c, rc: rc, res: math.MinInt32}
+			f.slots[q] = flushSlot{c: c, rc: rc, res: unreaped}
 			f.ring.send(rc.fd, c.wbuf, uint64(q)) //nolint:gosec // q < batchReads
 			q++
 		}
@@ -104,19 +102,12 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 			c, rc, res := s.c, s.rc, s.res
 			*s = flushSlot{}
 			rc.mu.Unlock()
-			if res == math.MinInt32 {
+			if res == unreaped {
 				panic("mqtt: io_uring_enter returned before a send of its batch was done") // MSG_DONTWAIT: a bug
 			}
 			if res > 0 {
-				if rc.bytesWritten != nil {
-					atomic.AddInt64(rc.bytesWritten, int64(res))
-				}
-				k := copy(c.wbuf, c.wbuf[res:])
-				c.wbuf = c.wbuf[:k]
-				c.lastWrite.Store(now)
-				if k == 0 && cap(c.wbuf) > 64<<10 { // as writeLocked: not a burst's buffer forever
-					c.wbuf = nil
-				}
+				rc.countWritten(int(res))
+				c.sentLocked(int(res), now)
 			}
 			retry := len(c.wbuf) > 0 && (res >= 0 || res == -int32(syscall.EAGAIN) || res == -int32(syscall.EINTR))
 			if res < 0 && !retry {

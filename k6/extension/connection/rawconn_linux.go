@@ -45,9 +45,7 @@ func (p *Poller) read(rc *rawConn, buf, oob []byte) []byte {
 		}
 		k += n
 		recvNs = rxTime(oob[:oobn])
-		if rc.bytesRead != nil {
-			atomic.AddInt64(rc.bytesRead, int64(n))
-		}
+		rc.countRead(n)
 	}
 	if p.consume(rc, buf[:k], recvNs, oob != nil) {
 		_ = rc.c.Flush() // acks queued by dispatch
@@ -137,6 +135,20 @@ func rxTime(oob []byte) int64 {
 	return 0
 }
 
+// countRead and countWritten add to k6's data_received and data_sent, when
+// the dialer counts.
+func (rc *rawConn) countRead(n int) {
+	if rc.bytesRead != nil {
+		atomic.AddInt64(rc.bytesRead, int64(n))
+	}
+}
+
+func (rc *rawConn) countWritten(n int) {
+	if rc.bytesWritten != nil {
+		atomic.AddInt64(rc.bytesWritten, int64(n))
+	}
+}
+
 // Write sends b on the non-blocking socket, waiting for room when the
 // broker reads slowly (until the write deadline, if one is set). The lock
 // guards the descriptor against the poller closing it; it is not held while
@@ -154,9 +166,7 @@ func (rc *rawConn) Write(b []byte) (int, error) {
 		rc.mu.Unlock()
 		if n > 0 {
 			done += n
-			if rc.bytesWritten != nil {
-				atomic.AddInt64(rc.bytesWritten, int64(n))
-			}
+			rc.countWritten(n)
 		}
 		switch {
 		case err == nil || errors.Is(err, syscall.EINTR):

@@ -96,12 +96,7 @@ func (c *Conn) writeLocked() error {
 		return ErrNotConnected
 	}
 	_, err := c.nc.Write(c.wbuf)
-	c.lastWrite.Store(nowNano())
-	if cap(c.wbuf) > 64<<10 { // do not keep a burst's buffer forever
-		c.wbuf = nil
-	} else {
-		c.wbuf = c.wbuf[:0]
-	}
+	c.sentLocked(len(c.wbuf), nowNano()) // all of it: what a failed write left goes with its connection
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			c.stalled.Store(true) // lost() counts the disconnect as ours
@@ -109,6 +104,17 @@ func (c *Conn) writeLocked() error {
 		_ = c.nc.Close() // the reader sees it and reconnects
 	}
 	return err
+}
+
+// sentLocked drops the n bytes of the write buffer that left at now, and,
+// once it is empty, a burst's large buffer: not kept per connection for ever.
+func (c *Conn) sentLocked(n int, now int64) {
+	k := copy(c.wbuf, c.wbuf[n:])
+	c.wbuf = c.wbuf[:k]
+	c.lastWrite.Store(now)
+	if k == 0 && cap(c.wbuf) > 64<<10 {
+		c.wbuf = nil
+	}
 }
 
 // Send queues one packet and flushes at once.
