@@ -71,6 +71,8 @@ func (p *Poller) readReady(b *batchReader, ready []*rawConn, buf, oob []byte) []
 		}
 		return buf
 	}
+	var got tally
+	defer got.flush()
 	for len(ready) > 0 {
 		n := min(len(ready), len(b.slots))
 		q := 0
@@ -118,7 +120,7 @@ func (p *Poller) readReady(b *batchReader, ready []*rawConn, buf, oob []byte) []
 			case s.res == 0:
 				p.detach(rc, errEOF)
 			default:
-				rc.countRead(int(s.res))
+				got.add(rc.bytesRead, int(s.res))
 				if !p.consume(rc, s.buf[:s.k+int(s.res)], rxTime(s.oob), true) {
 					continue
 				}

@@ -54,6 +54,8 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 		flushEach(conns, d)
 		return
 	}
+	var sent tally
+	defer sent.flush()
 	for len(conns) > 0 {
 		n := min(len(conns), len(f.slots))
 		q := 0
@@ -106,7 +108,7 @@ func (f *Flusher) FlushWithin(conns []*Conn, d time.Duration) {
 				panic("mqtt: io_uring_enter returned before a send of its batch was done") // MSG_DONTWAIT: a bug
 			}
 			if res > 0 {
-				rc.countWritten(int(res))
+				sent.add(rc.bytesWritten, int(res))
 				c.sentLocked(int(res), now)
 			}
 			retry := len(c.wbuf) > 0 && (res >= 0 || res == -int32(syscall.EAGAIN) || res == -int32(syscall.EINTR))

@@ -32,24 +32,24 @@ type Conn struct {
 	h   Handler
 	rec Recorder
 
-	mu      sync.Mutex
-	nc      wire
-	wbuf    []byte
-	closed  bool
-	waiters map[uint16]chan AckResult
-	nextPID uint16
-	inQoS2  pidSet               // inbound QoS 2 ids awaiting PUBREL
-	subs    []codec.Subscription // re-subscribed after a reconnect
-	granted []byte               // the SUBACK code of each of subs
-	quit    chan struct{}        // closed by Close(): stops reconnecting
-	bg      sync.WaitGroup       // the reader (and its reconnect loop)
+	mu        sync.Mutex
+	nc        wire
+	wbuf      []byte
+	lastWrite atomic.Int64 // beside wbuf: a flush writes both, in one cache line
+	closed    bool
+	waiters   map[uint16]chan AckResult
+	nextPID   uint16
+	inQoS2    pidSet               // inbound QoS 2 ids awaiting PUBREL
+	subs      []codec.Subscription // re-subscribed after a reconnect
+	granted   []byte               // the SUBACK code of each of subs
+	quit      chan struct{}        // closed by Close(): stops reconnecting
+	bg        sync.WaitGroup       // the reader (and its reconnect loop)
 
 	nwaiters   atomic.Int32  // len(waiters): an ack no Request waits for takes no lock for it
 	recvMax    atomic.Uint32 // broker's receive maximum
 	sharedSubs atomic.Int32  // CONNACK's Shared Subscription Available; -1: not announced
 	keepAlive  atomic.Uint32 // effective keep-alive (the broker may override it)
-	lastWrite  atomic.Int64
-	wdeadline  int64 // the write deadline on nc (Unix ns), 0 = none; c.mu
+	wdeadline  int64         // the write deadline on nc (Unix ns), 0 = none; c.mu
 	up         atomic.Bool
 
 	sessionPresent atomic.Bool   // the last CONNACK's Session Present

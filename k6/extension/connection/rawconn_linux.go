@@ -100,6 +100,9 @@ var errEOF = errors.New("mqtt: connection closed by the broker")
 func (p *Poller) detach(rc *rawConn, err error) {
 	p.mu.Lock()
 	delete(p.conns, int32(rc.fd))
+	if rc.fd >= 0 && rc.fd < len(p.byFd) {
+		p.byFd[rc.fd] = nil
+	}
 	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, rc.fd, nil)
 	p.mu.Unlock()
 	rc.mu.Lock()
@@ -147,6 +150,29 @@ func (rc *rawConn) countWritten(n int) {
 	if rc.bytesWritten != nil {
 		atomic.AddInt64(rc.bytesWritten, int64(n))
 	}
+}
+
+// tally adds a batch's bytes to k6's counters once per counter, not once
+// per socket: a group's connections share their dialer's, and an atomic add
+// for each socket of a batch cost more than the rest of its bookkeeping.
+type tally struct {
+	ctr *int64
+	n   int64
+}
+
+func (t *tally) add(ctr *int64, n int) {
+	if ctr != t.ctr {
+		t.flush()
+		t.ctr = ctr
+	}
+	t.n += int64(n)
+}
+
+func (t *tally) flush() {
+	if t.ctr != nil && t.n != 0 {
+		atomic.AddInt64(t.ctr, t.n)
+	}
+	t.ctr, t.n = nil, 0
 }
 
 // Write sends b on the non-blocking socket, waiting for room when the
