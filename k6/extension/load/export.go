@@ -35,6 +35,7 @@ func NewHistogram() *hdrhistogram.Histogram { return newHDR() }
 func (r *Run) Histograms() (map[string]string, error) {
 	out := map[string]string{}
 	names := HistNames()
+	r.collect()
 	hists := map[string]*shardedHist{}
 	for k, hist := range r.hists {
 		hists[names[k]] = hist
@@ -43,7 +44,6 @@ func (r *Run) Histograms() (map[string]string, error) {
 		hists[name] = hist
 	}
 	for name, hist := range hists {
-		hist.collect()
 		hist.mu.Lock()
 		h := hist.total
 		var enc string

@@ -91,6 +91,32 @@ func (s *shardedHist) collect() {
 		}
 		sh.Unlock()
 	}
+	s.foldLocked()
+}
+
+// collectFrom makes the window the sum of parts' windows, each collected
+// just before, and adds it to the total: a histogram recorded as its parts.
+func (s *shardedHist) collectFrom(parts []*shardedHist) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.window != nil {
+		s.window.Reset()
+	}
+	for _, part := range parts {
+		part.mu.Lock()
+		if part.window != nil && part.window.TotalCount() > 0 {
+			if s.window == nil {
+				s.window, s.total = newHDR(), newHDR()
+			}
+			s.window.Merge(part.window)
+		}
+		part.mu.Unlock()
+	}
+	s.foldLocked()
+}
+
+// foldLocked adds the window to the total and summarises both. s.mu is held.
+func (s *shardedHist) foldLocked() {
 	if s.window != nil {
 		s.total.Merge(s.window)
 		s.windowStats = Summarize(s.window)

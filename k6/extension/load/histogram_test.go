@@ -49,3 +49,47 @@ func TestSnapshotIsTheLastCollectsSummary(t *testing.T) {
 		t.Fatalf("the next second: %+v %+v", w, tot)
 	}
 }
+
+// Pub-to-sub is recorded once, by flow; the run's histogram is the flows'
+// sum. Collected while records go on, from the reporter and the end of the
+// run at once, it must lose and count twice nothing.
+func TestRunsLatencyIsItsFlowsSumHoweverCollectsInterleave(t *testing.T) {
+	r := NewRun()
+	flows := []*shardedHist{r.flowHists.get("p2p"), r.flowHists.get("fan-out")}
+	const perFlow = 20_000
+	done := make(chan struct{})
+	for f, h := range flows {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range perFlow {
+				h.record(i, int64(1+f)*1_000_000)
+			}
+		}()
+	}
+	collecting := make(chan struct{})
+	for range 2 { // the reporter's, and the end of the run's (Totals)
+		go func() {
+			defer func() { collecting <- struct{}{} }()
+			for range 2000 {
+				_ = r.Totals()
+			}
+		}()
+	}
+	<-done
+	<-done
+	<-collecting
+	<-collecting
+	got := r.Totals()[HistNames()[Latency]]
+	if got.Count != 2*perFlow || got.Min != 1 || got.Max != 2 {
+		t.Fatalf("run's pub-to-sub: %+v, want %d records of 1 and 2 ms", got, 2*perFlow)
+	}
+	hists, err := r.Histograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{HistNames()[Latency], FlowHistName("p2p"), FlowHistName("fan-out")} {
+		if hists[name] == "" {
+			t.Errorf("%s missing from the result's histograms", name)
+		}
+	}
+}

@@ -35,8 +35,9 @@ type Env struct {
 type Run struct {
 	mu            sync.Mutex
 	meters        map[*Meter]struct{}
-	hists         [HistKinds]*shardedHist
-	flowHists     flowHists // pub-to-sub by flow (flows.go)
+	hists         [HistKinds]*shardedHist // Latency: the flows' sum (collect)
+	flowHists     flowHists               // pub-to-sub by flow (flows.go)
+	collecting    sync.Mutex              // one collect at a time
 	metrics       *Metrics
 	stop          chan struct{}
 	done          chan struct{}
@@ -99,12 +100,35 @@ func (r *Run) countersLocked() map[string]int64 {
 func (r *Run) Totals() map[string]Stats {
 	out := map[string]Stats{}
 	names := HistNames()
+	r.collect()
 	for k, hist := range r.hists {
-		hist.collect()
 		_, total := hist.snapshot()
 		out[names[k]] = total
 	}
 	return out
+}
+
+// collect moves what every histogram recorded since the last call into its
+// window and total, and returns the flows' histograms by flow name.
+// Pub-to-sub latency is recorded once per message, in its flow's histogram:
+// the run's (Latency) is the flows' sum, folded here. Serialised: a second
+// collect between a flow's and the sum's would empty the flow's window.
+func (r *Run) collect() map[string]*shardedHist {
+	r.collecting.Lock()
+	defer r.collecting.Unlock()
+	flows := r.flowHists.collected()
+	parts := make([]*shardedHist, 0, len(flows))
+	for _, h := range flows {
+		parts = append(parts, h)
+	}
+	for k, hist := range r.hists {
+		if Hist(k) == Latency {
+			hist.collectFrom(parts)
+		} else {
+			hist.collect()
+		}
+	}
+	return flows
 }
 
 func (r *Run) record(k Hist, shard int, ns int64) { r.hists[k].record(shard, ns) }

@@ -117,7 +117,7 @@ type Hist int
 
 // The histograms, in the order of HistNames.
 const (
-	Latency              Hist = iota // pub-to-sub, from the actual send
+	Latency              Hist = iota // pub-to-sub, from the actual send: the flows' sum, never recorded itself (Run.collect)
 	LatencyIntended                  // pub-to-sub, from the intended send (no coordinated omission)
 	SendLag                          // intended → actual send: the generator's own lateness
 	ConnectDuration                  // TCP+TLS+CONNECT → CONNACK

@@ -76,10 +76,7 @@ func (r *Run) loop(stop, done chan struct{}) {
 // flush collects the histograms and pushes the counters of every meter (or
 // of only one, when that meter is closing) and the run's gauges.
 func (r *Run) flush(only *Meter) {
-	for _, hist := range r.hists {
-		hist.collect()
-	}
-	flows := r.flowHists.collected()
+	flows := r.collect()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.metrics == nil {

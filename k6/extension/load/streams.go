@@ -112,16 +112,24 @@ func (t *streamTotals) add(pub uint32, s *stream, reg *publisherRegistry, partia
 type streamSet struct {
 	mu sync.Mutex
 	m  map[uint32]*stream
+	// The last stream observed: a subscriber of one publisher (fan-out,
+	// p2p) or of a publisher sending bursts finds it without a map lookup.
+	last    *stream
+	lastPub uint32
 }
 
 func newStreamSet() *streamSet { return &streamSet{m: make(map[uint32]*stream)} }
 
 func (ss *streamSet) observe(pub, seq uint32) {
 	ss.mu.Lock()
-	s := ss.m[pub]
-	if s == nil {
-		s = &stream{}
-		ss.m[pub] = s
+	s := ss.last
+	if s == nil || ss.lastPub != pub {
+		s = ss.m[pub]
+		if s == nil {
+			s = &stream{}
+			ss.m[pub] = s
+		}
+		ss.last, ss.lastPub = s, pub
 	}
 	s.observe(seq)
 	ss.mu.Unlock()

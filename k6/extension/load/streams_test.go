@@ -47,3 +47,24 @@ func TestTailLossUsesPublisherCount(t *testing.T) {
 		t.Fatalf("lost=%d unique=%d, want 3 and 7", tot.Lost, tot.Unique)
 	}
 }
+
+// A receiver of several publishers keeps one stream each, whether their
+// messages come in runs (the set's last stream is found without a lookup)
+// or interleaved.
+func TestReceiversStreamsStayApartInRunsAndInterleaved(t *testing.T) {
+	ss := newStreamSet()
+	arrivals := [][2]uint32{{7, 0}, {7, 1}, {7, 2}, {9, 0}, {7, 3}, {9, 2}, {9, 1}, {7, 3}, {9, 3}, {8, 1}}
+	for _, a := range arrivals {
+		ss.observe(a[0], a[1])
+	}
+	want := map[uint32]stream{7: {unique: 4, dups: 1}, 9: {unique: 4, ooo: 1}, 8: {unique: 1, missing: 1}}
+	for pub, w := range want {
+		s := ss.m[pub]
+		if s == nil || s.unique != w.unique || s.dups != w.dups || s.ooo != w.ooo || s.missing != w.missing {
+			t.Errorf("publisher %d: %+v, want unique %d dups %d ooo %d missing %d", pub, s, w.unique, w.dups, w.ooo, w.missing)
+		}
+	}
+	if len(ss.m) != 3 {
+		t.Errorf("%d streams, want 3", len(ss.m))
+	}
+}

@@ -245,9 +245,8 @@ func (g *SubscriberGroup) OnPublish(c *connection.Conn, p *codec.Publish, recvNs
 		return // a shared-subscription probe (probe.go): not part of the run
 	}
 	if ok { // too short: not a benchmark message, counted, not timed
-		g.m.Record(Latency, idx, now-h.sentNs)
+		g.flowLat.record(idx, now-h.sentNs) // and so the run's (Run.collect)
 		g.m.Record(LatencyIntended, idx, now-h.intendedNs)
-		g.flowLat.record(idx, now-h.sentNs)
 		g.sets[idx].observe(h.pub, h.seq)
 	}
 	g.m.Add(Receives, 1)

@@ -10,62 +10,61 @@ import "sync"
 // for a re-send after a reconnect that resumed the session (resend.go).
 type window struct {
 	mu     sync.Mutex
-	sent   []int64 // send time (Unix ns) by slot; 0 = free
-	pids   []uint16
+	slots  []inflight // by packet id modulo its length; sent 0 = free
 	next   uint16
 	used   int
 	limit  int
 	closed bool // the connection was lost: nothing may be sent until it is back
-
-	// By slot, for a re-send: the message's sequence number and intended
-	// send time, and (QoS 2) whether its PUBREC came (then PUBCOMP is awaited).
-	seqs     []uint32
-	intended []int64
-	pubrec   []bool
 }
 
+// A slot keeps what its message needs side by side (one cache line for its
+// send and its ack), with what a re-send rebuilds it from: its sequence
+// number and intended send time, and (QoS 2) whether its PUBREC came (then
+// PUBCOMP is awaited).
 func newWindow(limit int) *window {
 	size := 1
 	for size < limit {
 		size <<= 1
 	}
-	return &window{sent: make([]int64, size), pids: make([]uint16, size), seqs: make([]uint32, size),
-		intended: make([]int64, size), pubrec: make([]bool, size), limit: limit}
+	return &window{slots: make([]inflight, size), limit: limit}
 }
 
 // acquire takes the next packet id for message seq (sent now, intended at
 // intended), or reports the window full (or closed).
 func (w *window) acquire(now int64, seq uint32, intended int64) (uint16, bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.used >= w.limit || w.closed {
+		w.mu.Unlock()
 		return 0, false
 	}
 	pid := w.next + 1
 	if pid == 0 {
 		pid = 1
 	}
-	i := int(pid) % len(w.sent)
-	if w.sent[i] != 0 {
+	s := &w.slots[int(pid)%len(w.slots)]
+	if s.sent != 0 {
+		w.mu.Unlock()
 		return 0, false
 	}
-	w.sent[i], w.pids[i], w.next = now, pid, pid
-	w.seqs[i], w.intended[i], w.pubrec[i] = seq, intended, false
+	*s = inflight{pid: pid, seq: seq, sent: now, intended: intended}
+	w.next = pid
 	w.used++
+	w.mu.Unlock()
 	return pid, true
 }
 
 // release frees a packet id and returns when it was sent.
 func (w *window) release(pid uint16) (int64, bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	i := int(pid) % len(w.sent)
-	if w.pids[i] != pid || w.sent[i] == 0 {
+	s := &w.slots[int(pid)%len(w.slots)]
+	if s.pid != pid || s.sent == 0 {
+		w.mu.Unlock()
 		return 0, false
 	}
-	t := w.sent[i]
-	w.sent[i] = 0
+	t := s.sent
+	s.sent = 0
 	w.used--
+	w.mu.Unlock()
 	return t, true
 }
 
@@ -77,7 +76,7 @@ func (w *window) abandon() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := w.used
-	clear(w.sent)
+	clear(w.slots)
 	w.used = 0
 	w.closed = true
 	return n
@@ -89,10 +88,10 @@ func (w *window) abandon() int {
 func (w *window) reopen(limit int) int {
 	w.mu.Lock()
 	n := w.used
-	clear(w.sent)
+	clear(w.slots)
 	w.used = 0
 	w.closed = false
-	w.limit = min(limit, len(w.sent))
+	w.limit = min(limit, len(w.slots))
 	w.mu.Unlock()
 	return n
 }
