@@ -83,10 +83,7 @@ func (s *shardedHist) collect() {
 		sh := &s.shards[i]
 		sh.Lock()
 		if sh.h != nil && sh.h.TotalCount() > 0 {
-			if s.window == nil {
-				s.window, s.total = newHDR(), newHDR()
-			}
-			s.window.Merge(sh.h)
+			s.mergeLocked(sh.h)
 			sh.h.Reset()
 		}
 		sh.Unlock()
@@ -105,14 +102,19 @@ func (s *shardedHist) collectFrom(parts []*shardedHist) {
 	for _, part := range parts {
 		part.mu.Lock()
 		if part.window != nil && part.window.TotalCount() > 0 {
-			if s.window == nil {
-				s.window, s.total = newHDR(), newHDR()
-			}
-			s.window.Merge(part.window)
+			s.mergeLocked(part.window)
 		}
 		part.mu.Unlock()
 	}
 	s.foldLocked()
+}
+
+// mergeLocked adds h to the window, made on first use. s.mu is held.
+func (s *shardedHist) mergeLocked(h *hdrhistogram.Histogram) {
+	if s.window == nil {
+		s.window, s.total = newHDR(), newHDR()
+	}
+	s.window.Merge(h)
 }
 
 // foldLocked adds the window to the total and summarises both. s.mu is held.
