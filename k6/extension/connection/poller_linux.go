@@ -1,7 +1,6 @@
 package connection
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"go.k6.io/k6/lib/netext"
 	"golang.org/x/sys/unix"
 
 	"github.com/mqtt-bench/mqtt-bench/k6/extension/codec"
@@ -68,24 +66,6 @@ func NewPoller(interval time.Duration, slots *WaitSlots) *Poller {
 	return &Poller{interval: interval, slots: slots, epfd: -1, evfd: -1, conns: map[int32]*rawConn{}}
 }
 
-// rawConn is a connection's socket once the poller owns it. Writes go
-// straight to the non-blocking socket; the poller alone reads and closes it.
-//
-// What a batch touches of each connection comes first, in one cache line:
-// the kernel's work for a batch's sockets leaves little of ours in cache.
-type rawConn struct {
-	fd                      int
-	c                       *Conn
-	p                       *Poller
-	bytesRead, bytesWritten *int64     // k6's data_received / data_sent, when the dialer counts
-	mu                      sync.Mutex // fd lifetime against writes
-	closing                 bool       // shutdown(2) done: the poller will see EOF
-	released                bool       // fd closed by the poller
-
-	partial   []byte // an incomplete packet carried to the next read
-	wdeadline time.Time
-}
-
 var errPollerStopped = errors.New("mqtt: poller stopped")
 
 // Adopted is how many sockets the poller has taken over so far (0 for a
@@ -95,47 +75,6 @@ func (p *Poller) Adopted() int64 {
 		return 0
 	}
 	return p.adopted.Load()
-}
-
-// adopt takes over a connected socket: it duplicates the descriptor, closes
-// the net.Conn (which leaves Go's netpoller) and registers the copy. Bytes
-// the handshake already buffered are parsed first. c.mu is held.
-func (p *Poller) adopt(c *Conn, nc net.Conn, br *bufio.Reader) (*rawConn, error) {
-	inner := nc
-	var counted *netext.Conn
-	if w, ok := nc.(*netext.Conn); ok {
-		counted, inner = w, w.Conn
-	}
-	tc, ok := inner.(*net.TCPConn)
-	if !ok {
-		return nil, fmt.Errorf("mqtt: poller needs a TCP connection, got %T", inner)
-	}
-	sc, err := tc.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	fd := -1
-	cerr := sc.Control(func(s uintptr) { fd, err = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) })
-	if cerr != nil || err != nil {
-		return nil, errors.Join(cerr, err)
-	}
-	rc := &rawConn{fd: fd, c: c, p: p}
-	if counted != nil {
-		rc.bytesRead, rc.bytesWritten = counted.BytesRead, counted.BytesWritten
-	}
-	if n := br.Buffered(); n > 0 {
-		b, _ := br.Peek(n)
-		rc.partial = append([]byte(nil), b...)
-	}
-	_ = syscall.SetNonblock(fd, true)
-	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
-	if err := p.register(rc); err != nil {
-		_ = syscall.Close(fd)
-		return nil, err
-	}
-	_ = nc.Close() // the duplicate keeps the socket open
-	p.adopted.Add(1)
-	return rc, nil
 }
 
 func (p *Poller) register(rc *rawConn) error {
