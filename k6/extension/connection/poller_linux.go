@@ -42,10 +42,10 @@ type Poller struct {
 
 	mu      sync.Mutex
 	epfd    int
-	epf     *os.File // epfd in Go's netpoller: the loop waits there (wait)
-	evfd    int      // eventfd: wakes the loop for new leftovers and for stop
-	conns   map[int32]*rawConn
-	byFd    []*rawConn // conns by descriptor: what a look finds ready, without a map lookup each
+	epf     *os.File   // epfd in Go's netpoller: the loop waits there (wait)
+	evfd    int        // eventfd: wakes the loop for new leftovers and for stop
+	conns   []*rawConn // by descriptor: what a look finds ready, without a map lookup each
+	live    int        // sockets in conns
 	fresh   []*rawConn // adopted with bytes already read during the handshake
 	running bool
 	stopped bool
@@ -63,7 +63,7 @@ const sparse = 10
 // traffic lasts. Its goroutine starts with the first socket. slots: the
 // run's (WaitSlots).
 func NewPoller(interval time.Duration, slots *WaitSlots) *Poller {
-	return &Poller{interval: interval, slots: slots, epfd: -1, evfd: -1, conns: map[int32]*rawConn{}}
+	return &Poller{interval: interval, slots: slots, epfd: -1, evfd: -1}
 }
 
 var errPollerStopped = errors.New("mqtt: poller stopped")
@@ -108,11 +108,11 @@ func (p *Poller) register(rc *rawConn) error {
 	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, rc.fd, &ev); err != nil {
 		return fmt.Errorf("mqtt: epoll: %w", err)
 	}
-	p.conns[int32(rc.fd)] = rc
-	if rc.fd >= len(p.byFd) {
-		p.byFd = append(p.byFd, make([]*rawConn, rc.fd+1-len(p.byFd))...)
+	if rc.fd >= len(p.conns) {
+		p.conns = append(p.conns, make([]*rawConn, rc.fd+1-len(p.conns))...)
 	}
-	p.byFd[rc.fd] = rc
+	p.conns[rc.fd] = rc
+	p.live++
 	if len(rc.partial) > 0 {
 		p.fresh = append(p.fresh, rc)
 		p.wakeLocked()
@@ -205,8 +205,8 @@ func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 				_, _ = syscall.Read(evfd, b[:])
 				continue
 			}
-			if fd := int(e.Fd); fd < len(p.byFd) && p.byFd[fd] != nil {
-				ready = append(ready, p.byFd[fd])
+			if fd := int(e.Fd); fd < len(p.conns) && p.conns[fd] != nil {
+				ready = append(ready, p.conns[fd])
 			}
 		}
 		fresh = append(fresh, p.fresh...)
@@ -214,12 +214,14 @@ func (p *Poller) loop(epf *os.File, epfd, evfd int, done chan struct{}) {
 		if p.stopped && !stopping {
 			stopping, giveUp = true, time.Now().Add(5*time.Second)
 		}
-		if stopping && (len(p.conns) == 0 || time.Now().After(giveUp)) {
+		if stopping && (p.live == 0 || time.Now().After(giveUp)) {
 			// Every socket has ended (or, after 5 s, is ended here: a
 			// group's close must not hang on one that never reports).
-			left := make([]*rawConn, 0, len(p.conns))
+			left := make([]*rawConn, 0, p.live)
 			for _, rc := range p.conns {
-				left = append(left, rc)
+				if rc != nil {
+					left = append(left, rc)
+				}
 			}
 			p.mu.Unlock()
 			for _, rc := range left {

@@ -161,9 +161,9 @@ var errEOF = errors.New("mqtt: connection closed by the broker")
 // new goroutine (it may reconnect, with backoff: not on the poller).
 func (p *Poller) detach(rc *rawConn, err error) {
 	p.mu.Lock()
-	delete(p.conns, int32(rc.fd))
-	if rc.fd >= 0 && rc.fd < len(p.byFd) {
-		p.byFd[rc.fd] = nil
+	if rc.fd >= 0 && rc.fd < len(p.conns) && p.conns[rc.fd] == rc {
+		p.conns[rc.fd] = nil
+		p.live--
 	}
 	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, rc.fd, nil)
 	p.mu.Unlock()
