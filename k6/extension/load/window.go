@@ -17,7 +17,8 @@ type window struct {
 	closed bool // the connection was lost: nothing may be sent until it is back
 }
 
-// A slot keeps what its message needs side by side (one cache line for its
+// newWindow makes a window of limit slots, rounded up to a power of two. A
+// slot keeps what its message needs side by side (one cache line for its
 // send and its ack), with what a re-send rebuilds it from: its sequence
 // number and intended send time, and (QoS 2) whether its PUBREC came (then
 // PUBCOMP is awaited).
@@ -33,8 +34,8 @@ func newWindow(limit int) *window {
 // intended), or reports the window full (or closed).
 func (w *window) acquire(now int64, seq uint32, intended int64) (uint16, bool) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.used >= w.limit || w.closed {
-		w.mu.Unlock()
 		return 0, false
 	}
 	pid := w.next + 1
@@ -43,28 +44,25 @@ func (w *window) acquire(now int64, seq uint32, intended int64) (uint16, bool) {
 	}
 	s := &w.slots[int(pid)%len(w.slots)]
 	if s.sent != 0 {
-		w.mu.Unlock()
 		return 0, false
 	}
 	*s = inflight{pid: pid, seq: seq, sent: now, intended: intended}
 	w.next = pid
 	w.used++
-	w.mu.Unlock()
 	return pid, true
 }
 
 // release frees a packet id and returns when it was sent.
 func (w *window) release(pid uint16) (int64, bool) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	s := &w.slots[int(pid)%len(w.slots)]
 	if s.pid != pid || s.sent == 0 {
-		w.mu.Unlock()
 		return 0, false
 	}
 	t := s.sent
 	s.sent = 0
 	w.used--
-	w.mu.Unlock()
 	return t, true
 }
 
