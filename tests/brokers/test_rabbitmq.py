@@ -130,6 +130,34 @@ def test_every_listener_is_on_loopback_epmd_included(rabbit):
     assert not beyond, f"rabbitmq listens beyond loopback: {beyond}"
 
 
+def test_the_nodes_one_off_epmd_starter_listens_on_loopback_only(rabbit):
+    """Once a minute (rabbit_epmd_monitor) the node starts a one-off Erlang
+    VM, epmd-starter-N, to keep epmd alive: a distributed node of its own
+    for a moment, listening at a port of the kernel's choosing. CI caught it
+    on 0.0.0.0 twice. Here the node runs that check now (rabbitmqctl eval,
+    with the node's own environment), while its process tree's listeners
+    are sampled until the starter has come and gone."""
+    node = rabbit.pids()["broker"]
+    env = dict(
+        line.split("=", 1) for line in open(f"/proc/{node}/environ").read().split("\0") if "=" in line
+    )  # fmt: skip
+    starters, beyond = set(), []
+    for _ in range(3):  # until a sample has seen a starter listen
+        check = subprocess.Popen(
+            ["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", "rabbit_nodes_common:ensure_epmd()."],
+            env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        while check.poll() is None:
+            for row in listening(descendants({node}) - {node}):
+                starters.add(row[2])
+                beyond += [row] if row[0] not in LOOPBACK else []
+        assert check.returncode == 0, check.stdout.read()
+        if starters:
+            break
+    assert starters, "no sample saw the epmd starter listen: the check proves nothing"
+    assert not beyond, f"the node's epmd starter listens beyond loopback: {beyond}"
+
+
 @pytest.mark.stops_stack
 def test_down_stops_the_node_and_its_epmd(rabbit, p2p_qos1):
     r = rabbit.run("down")
