@@ -41,3 +41,23 @@ def stand_in_files(broker, out_dir, ports, image=None):
         env=dict(os.environ, **ports), text=True, capture_output=True, check=True,
     )  # fmt: skip
     return f"{ROOT}/compose.yaml:{ROOT}/tests/compose/stand-ins.yaml:{out}"
+
+
+def left_behind(project, down):
+    """After a test's `down` of its compose project: the containers still
+    there, removed now so that the next compose test starts clean, and named
+    in an AssertionError with what `down` said (CI once ran two compose
+    tests into a stand-in Mosquitto the impairment test had left holding
+    their MQTT_PORT)."""
+    ids = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],
+                         capture_output=True, text=True, check=False).stdout.split()  # fmt: skip
+    if not ids:
+        return
+    names = subprocess.run(["docker", "inspect", "-f", "{{.Name}} {{.State.Status}}", *ids],
+                           capture_output=True, text=True, check=False).stdout  # fmt: skip
+    subprocess.run(["docker", "rm", "-f", "-v", *ids], capture_output=True, check=False)
+    said = (down.stdout or "") + (down.stderr or "")
+    left = ", ".join(
+        f"{n.lstrip('/')} ({state})" for n, _, state in (line.partition(" ") for line in names.splitlines())
+    )
+    raise AssertionError(f"compose down (exit {down.returncode}) left {left} of {project}: {said[-2000:]}")

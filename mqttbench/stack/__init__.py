@@ -11,8 +11,6 @@ from mqttbench import settings
 from mqttbench.brokers import facts as broker_facts
 from mqttbench.outcome import log
 from mqttbench.stack.base import Influx, Service, Stack, StackError
-from mqttbench.stack.compose import ComposeStack
-from mqttbench.stack.native import NativeStack
 
 __all__ = ["Influx", "Service", "Stack", "StackError", "choose_kind", "load_influx_token", "open_stack"]
 
@@ -44,6 +42,11 @@ def choose_kind(brokers):
 
 def open_stack(kind, broker=None, environ=None):
     """The stack of that kind ("native" or "compose") for broker."""
+    # Imported here, not above: `python3 -m mqttbench.stack.ports` (and
+    # .secrets) would otherwise run a module this package had already imported.
+    from mqttbench.stack.compose import ComposeStack
+    from mqttbench.stack.native import NativeStack
+
     return (ComposeStack if kind == "compose" else NativeStack)(broker, environ)
 
 
@@ -57,8 +60,8 @@ def load_influx_token(kind=None):
     if kind:
         token = open_stack(kind).influx().token
     else:
-        compose = ComposeStack(None) if shutil.which("docker") else None
+        compose = open_stack("compose") if shutil.which("docker") else None
         running = compose and compose.status("influxdb")[0].running
-        token = (running and compose.secret("influx_token")) or NativeStack(None).influx().token
+        token = (running and compose.secret("influx_token")) or open_stack("native").influx().token
     if token:
         os.environ["INFLUX_TOKEN"] = token

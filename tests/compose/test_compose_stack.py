@@ -25,7 +25,7 @@ import time
 import pytest
 
 from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
-from docker_engine import stand_in_files
+from docker_engine import left_behind, stand_in_files
 from host_processes import LOOPBACK, descendants, listening
 from impaired_runs import cleanup
 from k6_runs import BEHAVIOUR_P99_MS
@@ -89,9 +89,10 @@ def stack(docker_engine, tmp_path_factory):
         dc("--profile", "mosquitto", "up", "-d", "--wait")
         yield dc
     finally:
-        dc("--profile", "mosquitto", "--profile", "k6", "down", "-v", "--remove-orphans", check=False)
+        down = dc("--profile", "mosquitto", "--profile", "k6", "down", "-v", "--remove-orphans", check=False)
         for run_id in runs:
             cleanup(run_id)
+        left_behind(PROJECT, down)
 
 
 def fanin(stack, **kw):

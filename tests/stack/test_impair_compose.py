@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
-from docker_engine import stand_in_files
+from docker_engine import left_behind, stand_in_files
 from impaired_runs import WAN_P50_MS, cleanup
 from k6_runs import BEHAVIOUR_P99_MS
 
@@ -71,10 +71,16 @@ def test_bench_under_compose_impairs_through_the_toxiproxy_service(docker_engine
         with urllib.request.urlopen(f"http://127.0.0.1:{ENV['TOXIPROXY_PORT']}/proxies", timeout=5) as p:
             assert json.loads(p.read()) == {}
     finally:
-        subprocess.run(
-            ["bash", "-c", f". {ROOT}/scripts/lib.sh && compose --profile mosquitto down -v"],
+        down = subprocess.run(
+            [
+                "bash",
+                "-c",
+                f". {ROOT}/scripts/lib.sh && compose --profile mosquitto --profile k6 down -v --remove-orphans",
+            ],
             env=env,
+            text=True,
             capture_output=True,
             timeout=300,
         )
         cleanup(run_id)
+        left_behind(ENV["COMPOSE_PROJECT_NAME"], down)

@@ -7,11 +7,13 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 
 import pytest
 import yaml
 
-from conftest import PORT_OFFSET, ROOT, TEST_PORTS, Stack, loopback_port
+from conftest import PORT_OFFSET, ROOT, TEST_PORTS, Stack, free_port, loopback_port
+from docker_engine import left_behind
 from mqttbench import settings
 
 PROJECT = f"mqtt-bench-portcheck-{PORT_OFFSET}"
@@ -33,6 +35,20 @@ def test_stack_up_names_the_program_holding_a_port_and_how_to_free_it(tmp_path):
     assert f"port {port} (NODE_EXPORTER_PORT) is held by python" in r.stderr, r.stderr
     assert f"(pid {me}: " in r.stderr and f"kill {me}" in r.stderr, r.stderr
     assert not s.secrets.exists(), "nothing was set up before the check"
+
+
+def test_the_holder_command_names_the_holder_and_warns_of_nothing():
+    """`python3 -P -m mqttbench.stack.ports holder PORT`, as tests/compose/
+    e2e.sh runs it: its answer alone on stderr's side too (the package once
+    imported the module before running it, and Python warned of that)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", free_port()))
+        held.listen()
+        port = held.getsockname()[1]
+        r = subprocess.run([sys.executable, "-P", "-m", "mqttbench.stack.ports", "holder", str(port)],
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)), text=True, capture_output=True)  # fmt: skip
+    assert r.returncode == 0 and f"(pid {os.getpid()}: " in r.stdout, r.stdout + r.stderr
+    assert r.stderr == ""
 
 
 @pytest.fixture
@@ -60,7 +76,7 @@ def compose_clone(tmp_path, docker_engine):
         )
 
     yield clone, dc
-    dc("down", "-v", "--remove-orphans")
+    left_behind(PROJECT, dc("down", "-v", "--remove-orphans"))
 
 
 def test_compose_up_stops_when_the_native_stack_holds_a_port(stack, compose_clone):
