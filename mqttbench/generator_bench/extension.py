@@ -8,7 +8,7 @@
   generator RSS per idle connection at 10,000 connections,
   generator RSS after 1M and after 10M messages.
 
-The k6 process is measured from outside (/proc), against the broker of the
+The k6 process is measured from outside (/proc, and perf: cpu.py), against the broker of the
 native stack (scripts/stack.sh up). Prints its figures; writes them as JSON
 with --json, and as the page docs/benchmarks.md (date, machine, command)
 with --docs. --k6 measures another k6 build; --before K6 measures an earlier
@@ -56,8 +56,8 @@ def throughput(
     if template:
         env["PAYLOAD_TEMPLATE"] = template
     marks, r, _ = run(env, more.get("k6"), more.get("profile"))
-    cpu = marks["publish-end"]["cpu"] - marks["publish-start"]["cpu"]
-    system = marks["publish-end"]["sys"] - marks["publish-start"]["sys"]
+    split = marks["publish-end"]["split"]
+    cpu = split.cpu
     wall = marks["publish-end"]["t"] - marks["publish-start"]["t"]
     delivered = r["subscribe"]["unique"]
     syscalls = marks["publish-end"].get("syscalls") if delivered else None
@@ -77,11 +77,12 @@ def throughput(
         "generator_cpu_seconds": round(cpu, 2),
         "delivered_per_cpu_second": round(delivered / cpu) if cpu else None,
         # The kernel's share: what no change to the extension's own code can cut.
-        "system_cpu_seconds": round(system, 2),
-        "user_cpu_seconds": round(cpu - system, 2),
+        "system_cpu_seconds": round(split.system, 2),
+        "user_cpu_seconds": round(split.user, 2),
+        "cpu_split_by": split.split_by,
         # System calls per message delivered: what batching acknowledgements and reads cuts.
         "syscalls_per_delivered": round(syscalls["all"] / delivered, 2) if syscalls else None,
-        # ... by kind (process.SYSCALL_KINDS): which calls a change cut.
+        # ... by kind (cpu.SYSCALL_KINDS): which calls a change cut.
         "syscalls_by_kind": {k: round(n / delivered, 2) for k, n in syscalls.items()} if syscalls else None,
         "rss_mb": round(marks["publish-end"]["rss_kb"] / 1024, 1),
         # Pub-to-sub latency of the run: whether the broker kept up at this rate.

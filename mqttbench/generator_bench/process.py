@@ -1,15 +1,14 @@
 """One run of the bench script (k6/bench/extension.js) by a k6 build, its k6
-process measured from outside (/proc): CPU split into its own and the
-kernel's, RSS at each mark the script logs, and a CPU profile of the
-publish phase on request. What extension.py's sections measure with."""
+process measured from outside: CPU at each mark the script logs, and over
+the publish phase its split into its own code and the kernel's and its
+system calls (cpu.py), RSS, and a CPU profile on request. What
+extension.py's sections measure with."""
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -18,6 +17,8 @@ from pathlib import Path
 from mqttbench import ROOT
 from mqttbench.k6.command import binary, run_argv
 from mqttbench.stack.native_services import raise_open_files
+
+from .cpu import CpuPhase, SyscallCount, proc_cpu_seconds
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
@@ -48,79 +49,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-def proc_cpu_split(pid):
-    """(utime, stime) in seconds of a process: its own code, and the kernel's
-    work on its behalf (the TCP stack's for every packet it writes or reads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
-
-
-# System calls counted by kind: the kernel's entry tracepoints of each
-# (syscalls:sys_enter_NAME), where this kernel has them; "other" is the rest
-# of raw_syscalls:sys_enter (the Go runtime's madvise, sched_yield, ...).
-SYSCALL_KINDS = {
-    "write": ("write", "writev", "sendmsg", "sendto"),
-    "read": ("read", "readv", "recvmsg", "recvfrom"),
-    "io_uring": ("io_uring_enter",),  # a batch of reads or writes, many sockets in one call
-    "epoll": ("epoll_wait", "epoll_pwait", "epoll_pwait2"),
-    "futex": ("futex",),
-    "sleep": ("nanosleep", "clock_nanosleep"),
-}
-TRACEPOINTS = [Path("/sys/kernel/tracing/events/syscalls"), Path("/sys/kernel/debug/tracing/events/syscalls")]
-
-
-def syscall_events():
-    """The perf events to count: every system call, and each kind's calls
-    this kernel has a tracepoint for."""
-    found = next((d for d in TRACEPOINTS if d.is_dir()), None)
-    names = [n for kind in SYSCALL_KINDS.values() for n in kind if found and (found / f"sys_enter_{n}").is_dir()]
-    return ["raw_syscalls:sys_enter", *(f"syscalls:sys_enter_{n}" for n in names)]
-
-
-class SyscallCount:
-    """Every system call of a process while it lasts (every thread's: reads
-    are recvmsg, writes write, and epoll waits and the Go runtime's futexes
-    count too), by the kernel's raw_syscalls:sys_enter tracepoint in
-    counting mode (`perf stat`), which adds no sampling, and by kind
-    (SYSCALL_KINDS). None without perf or its permission
-    (kernel.perf_event_paranoid)."""
-
-    def __init__(self, pid):
-        self.out = tempfile.NamedTemporaryFile(suffix=".perf", delete=False).name
-        events = ",".join(syscall_events())
-        try:
-            self.proc = subprocess.Popen(
-                ["perf", "stat", "-x", ",", "-e", events, "-p", str(pid), "-o", self.out],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        except OSError:  # no perf here
-            self.proc = None
-            Path(self.out).unlink(missing_ok=True)
-
-    def stop(self):
-        """{"all": every call, KIND: its calls for each kind counted, "other": the rest}, or None."""
-        if self.proc is None:
-            return None
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(10)
-        try:
-            counts = {}
-            for line in Path(self.out).read_text().splitlines():
-                fields = line.split(",")
-                if len(fields) > 2 and fields[0].isdigit():
-                    counts[fields[2].removeprefix("syscalls:sys_enter_")] = int(fields[0])
-        finally:
-            Path(self.out).unlink(missing_ok=True)
-        if "raw_syscalls:sys_enter" not in counts:
-            return None
-        by_kind = {"all": counts["raw_syscalls:sys_enter"]}
-        for kind, names in SYSCALL_KINDS.items():
-            if any(n in counts for n in names):
-                by_kind[kind] = sum(counts.get(n, 0) for n in names)
-        by_kind["other"] = by_kind["all"] - sum(v for k, v in by_kind.items() if k != "all")
-        return by_kind
-
-
 def proc_rss_kb(pid):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -148,14 +76,13 @@ def run(env, k6=None, profile=None):
     e = dict(os.environ, K6_NO_USAGE_REPORT="true", **env)
     t0 = time.time()
     p = subprocess.Popen(args, env=e, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    marks, result, profiler, syscalls = {}, None, None, None
+    marks, result, profiler, phase, syscalls = {}, None, None, None, None
     for line in p.stderr:
         if "MARK " in line:
             name = line.split("MARK ", 1)[1].split('"')[0].strip()
-            user, system = proc_cpu_split(p.pid)
-            marks[name] = {"t": time.time(), "cpu": user + system, "sys": system, "rss_kb": proc_rss_kb(p.pid)}
+            marks[name] = {"t": time.time(), "cpu": proc_cpu_seconds(p.pid), "rss_kb": proc_rss_kb(p.pid)}
             if name == "publish-start":
-                syscalls = SyscallCount(p.pid)
+                phase, syscalls = CpuPhase(p.pid), SyscallCount(p.pid)
                 if profile:
                     # The publishing phase, less a second at either end.
                     seconds = max(1, int(env["SECONDS"]) - 2)
@@ -163,7 +90,7 @@ def run(env, k6=None, profile=None):
                     time.sleep(1)
                     profiler.start()
             elif name == "publish-end" and syscalls:
-                marks[name]["syscalls"] = syscalls.stop()
+                marks[name]["split"], marks[name]["syscalls"] = phase.stop(), syscalls.stop()
         elif "RESULT " in line:
             raw = line.split("RESULT ", 1)[1].rsplit('" source=', 1)[0]
             result = json.loads(raw.encode().decode("unicode_escape"))
