@@ -196,6 +196,8 @@ def test_generator_benchmark_script_runs(stack, tmp_path):
             assert abs(sum(v for k, v in by.items() if k != "all") - by["all"]) < 0.05, by
             assert all(v >= 0 for v in by.values()), by
             assert by["write"] + by.get("io_uring", 0) > 0 and by["read"] + by.get("io_uring", 0) > 0, by
+            # Own code and kernel told apart by perf's samples (cpu.py), not by the scheduler tick.
+            assert t["cpu_split_by"].startswith("perf cpu-clock samples"), t
 
 
 def test_bench_splits_a_run_over_instances_merges_and_reports_it(stack):
