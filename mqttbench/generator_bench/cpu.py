@@ -146,10 +146,9 @@ class CpuPhase:
     splits those by its scheduler tick (every 4 ms here), which meets a
     process woken by its own timer (a publisher's 10 ms pacing) at nearly
     the same moment of each wake-up all run long, so that one fan-out run's
-    share in its own code read 6% and the next 18%, same build
-    (tests/bench/test_cpu_split.py). perf's clock runs with the process's
-    own run time: its samples fall evenly over each wake-up. Without perf,
-    the ticks' split, said so in split_by."""
+    share in its own code read 6% and another 18%, same build
+    (tests/bench/test_cpu_split.py). Without perf's samples (no perf, or no
+    permission), the ticks' split, said so in split_by."""
 
     def __init__(self, pid):
         self.pid = pid
@@ -164,5 +163,8 @@ class CpuPhase:
             how = f"perf cpu-clock samples of every CPU ({n:,} of this process)"
         else:
             user, system = (b - a for a, b in zip(self.ticks0, proc_user_system(self.pid), strict=True))
-            share, how = (user / (user + system) if user + system else 0.0), "/proc utime and stime (no perf)"
+            share, how = (
+                (user / (user + system) if user + system else 0.0),
+                "/proc utime and stime (perf gave no samples)",
+            )
         return CpuSplit(cpu, cpu * share, cpu * (1 - share), how)
