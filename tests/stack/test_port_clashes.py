@@ -39,7 +39,7 @@ def test_stack_up_names_the_program_holding_a_port_and_how_to_free_it(tmp_path):
 
 def test_the_holder_command_names_the_holder_and_warns_of_nothing():
     """`python3 -P -m mqttbench.stack.ports holder PORT`, as tests/compose/
-    e2e.sh runs it: its answer alone on stderr's side too (the package once
+    e2e.sh runs it: its answer, and nothing on stderr (the package once
     imported the module before running it, and Python warned of that)."""
     with socket.socket() as held:
         held.bind(("127.0.0.1", free_port()))
