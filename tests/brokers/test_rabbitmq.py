@@ -130,32 +130,39 @@ def test_every_listener_is_on_loopback_epmd_included(rabbit):
     assert not beyond, f"rabbitmq listens beyond loopback: {beyond}"
 
 
+# What rabbit_nodes_common:ensure_epmd() spawns, run in the node (the same
+# open_port of the same erl, with the node's environment), only kept alive
+# for 4 s: the real starter halts at once, and a busy host's samples missed
+# it (CI).
+EPMD_STARTER_KEPT_ALIVE = (
+    "Exe = rabbit_runtime:get_erl_path(), "
+    'spawn(fun() -> P = open_port({spawn_executable, Exe}, [{args, ["-boot", "no_dot_erlang", '
+    '"-sname", "mqttbench-epmd-probe", "-noinput", "-eval", "timer:sleep(4000), halt()."]}, exit_status]), '
+    "receive {P, {exit_status, _}} -> ok end end), ok."
+)
+
+
 def test_the_nodes_one_off_epmd_starter_listens_on_loopback_only(rabbit):
     """Once a minute (rabbit_epmd_monitor) the node starts a one-off Erlang
-    VM, epmd-starter-N, to keep epmd alive: a distributed node of its own
-    for a moment, listening at a port of the kernel's choosing. CI caught it
-    on 0.0.0.0 twice. Here the node runs that check now (rabbitmqctl eval,
-    with the node's own environment), while its process tree's listeners
-    are sampled until the starter has come and gone."""
+    VM, epmd-starter-N, to keep epmd alive (rabbit_nodes_common:ensure_epmd):
+    a distributed node of its own for a moment, listening at a port of the
+    kernel's choosing. CI caught it on 0.0.0.0 twice. Here the node starts
+    one as that function does, kept alive long enough to be seen."""
     node = rabbit.pids()["broker"]
     env = dict(
         line.split("=", 1) for line in open(f"/proc/{node}/environ").read().split("\0") if "=" in line
     )  # fmt: skip
-    starters, beyond = set(), []
-    for _ in range(3):  # until a sample has seen a starter listen
-        check = subprocess.Popen(
-            ["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", "rabbit_nodes_common:ensure_epmd()."],
-            env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        while check.poll() is None:
-            for row in listening(descendants({node}) - {node}):
-                starters.add(row[2])
-                beyond += [row] if row[0] not in LOOPBACK else []
-        assert check.returncode == 0, check.stdout.read()
-        if starters:
-            break
-    assert starters, "no sample saw the epmd starter listen: the check proves nothing"
-    assert not beyond, f"the node's epmd starter listens beyond loopback: {beyond}"
+    r = subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", EPMD_STARTER_KEPT_ALIVE],
+                       env=env, text=True, capture_output=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = []
+    assert wait_until(lambda: rows.extend(listening(descendants({node}) - {node})) or rows, timeout=15), (
+        "the node's one-off Erlang VM never listened"
+    )
+    beyond = [row for row in rows if row[0] not in LOOPBACK]
+    assert not beyond, f"the node's one-off Erlang VM listens beyond loopback: {beyond}"
+    # Gone again, so that no other test meets it.
+    assert wait_until(lambda: not listening(descendants({node}) - {node}), timeout=15)
 
 
 @pytest.mark.stops_stack
