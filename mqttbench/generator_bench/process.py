@@ -1,7 +1,7 @@
 """One run of the bench script (k6/bench/extension.js) by a k6 build, its k6
-process measured from outside: CPU at each mark the script logs, and over
-the publish phase its split into its own code and the kernel's and its
-system calls (cpu.py), RSS, and a CPU profile on request. What
+process measured from outside: time and RSS at each mark the script logs,
+and over the publish phase its CPU, split into its own code and the
+kernel's, and its system calls (cpu.py), and a CPU profile on request. What
 extension.py's sections measure with."""
 
 import json
@@ -18,7 +18,7 @@ from mqttbench import ROOT
 from mqttbench.k6.command import binary, run_argv
 from mqttbench.stack.native_services import raise_open_files
 
-from .cpu import CpuPhase, SyscallCount, proc_cpu_seconds
+from .cpu import CpuPhase, SyscallCount
 
 K6_OVERRIDE = os.environ.get("MQTTBENCH_K6")
 
@@ -80,7 +80,7 @@ def run(env, k6=None, profile=None):
     for line in p.stderr:
         if "MARK " in line:
             name = line.split("MARK ", 1)[1].split('"')[0].strip()
-            marks[name] = {"t": time.time(), "cpu": proc_cpu_seconds(p.pid), "rss_kb": proc_rss_kb(p.pid)}
+            marks[name] = {"t": time.time(), "rss_kb": proc_rss_kb(p.pid)}
             if name == "publish-start":
                 phase, syscalls = CpuPhase(p.pid), SyscallCount(p.pid)
                 if profile:

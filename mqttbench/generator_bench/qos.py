@@ -116,8 +116,8 @@ def kernel_share(t):
 
 def split_note(matrix):
     """The rows whose split is not perf's samples (no perf on the machine), named."""
-    other = sorted({t.get("cpu_split_by", "/proc utime and stime") for t in matrix} - {None})
-    other = [how for how in other if not how.startswith("perf ")]
+    hows = {t.get("cpu_split_by", "/proc utime and stime") for t in matrix}
+    other = sorted(how for how in hows if not how.startswith("perf "))
     return [f"Here some rows' split is {' and '.join(other)}."] if other else []
 
 
