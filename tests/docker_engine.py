@@ -43,14 +43,26 @@ def stand_in_files(broker, out_dir, ports, image=None):
     return f"{ROOT}/compose.yaml:{ROOT}/tests/compose/stand-ins.yaml:{out}"
 
 
+def project_containers(project, stopped=True):
+    """The ids of a compose project's containers (with stopped ones: docker ps -a)."""
+    argv = [
+        "docker",
+        "ps",
+        "-q",
+        *(["-a"] if stopped else []),
+        "--filter",
+        f"label=com.docker.compose.project={project}",
+    ]
+    return subprocess.run(argv, text=True, capture_output=True, check=True).stdout.split()
+
+
 def left_behind(project, down):
     """After a test's `down` of its compose project: the containers still
     there, removed now so that the next compose test starts clean, and named
     in an AssertionError with what `down` said (CI once ran two compose
     tests into a stand-in Mosquitto the impairment test had left holding
     their MQTT_PORT)."""
-    ids = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],
-                         capture_output=True, text=True, check=False).stdout.split()  # fmt: skip
+    ids = project_containers(project)
     if not ids:
         return
     names = subprocess.run(["docker", "inspect", "-f", "{{.Name}} {{.State.Status}}", *ids],

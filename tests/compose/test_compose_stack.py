@@ -25,7 +25,7 @@ import time
 import pytest
 
 from conftest import PORT_OFFSET, RESULTS, ROOT, loopback_port
-from docker_engine import left_behind, stand_in_files
+from docker_engine import left_behind, project_containers, stand_in_files
 from host_processes import LOOPBACK, descendants, listening
 from impaired_runs import cleanup
 from k6_runs import BEHAVIOUR_P99_MS
@@ -162,12 +162,7 @@ def test_broker_cpu_is_the_broker_containers_alone(stack):
 def test_every_listener_of_the_compose_stack_is_on_loopback(stack):
     """Under the tests' host networking a container's sockets are the host's:
     each one the project's containers listen on must be on loopback too."""
-    ids = subprocess.run(
-        ["docker", "ps", "-q", "--filter", f"label=com.docker.compose.project={PROJECT}"],
-        text=True,
-        capture_output=True,
-        check=True,
-    ).stdout.split()
+    ids = project_containers(PROJECT, stopped=False)
     pids = subprocess.run(
         ["docker", "inspect", "--format", "{{.State.Pid}}", *ids], text=True, capture_output=True, check=True
     ).stdout.split()
@@ -180,12 +175,7 @@ def test_every_listener_of_the_compose_stack_is_on_loopback(stack):
 
 def mounts(stack):
     """Every volume the project's containers have: (container, destination, name)."""
-    ids = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={PROJECT}"],
-        text=True,
-        capture_output=True,
-        check=True,
-    ).stdout.split()
+    ids = project_containers(PROJECT)
     out = subprocess.run(["docker", "inspect", *ids], text=True, capture_output=True, check=True).stdout
     return [
         (c["Name"], m["Destination"], m["Name"]) for c in json.loads(out) for m in c["Mounts"] if m["Type"] == "volume"
