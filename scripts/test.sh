@@ -59,22 +59,13 @@ phase setup setup
 export PYTHONPYCACHEPREFIX="$CACHE/pycache"
 phase lint "$ROOT/tests/lint.sh"
 
-# With the race detector: the extension is concurrent throughout (readers,
-# the poller, the reporter, publish phases) and a data race must not ship.
-# The poller and getrusage are Linux/Unix-only: laptops on macOS or Windows
-# must still get a k6 that builds (with goroutine readers there). Beside
-# pytest, its output kept until pytest ends so that the two do not interleave.
-go_tests() {
-  cd "$ROOT/k6/extension"
-  MQTTBENCH_REQUIRE_BROKERS=1 go test -race -count=1 ./...
-  local os
-  for os in darwin windows; do GOOS="$os" go vet ./...; done
-}
+# The Go tests (scripts/go-test.sh), beside pytest, their output kept until
+# pytest ends so that the two do not interleave.
 go_log=$(mktemp) go_time=$(mktemp)
 log "go test -race and the cross-OS go vet: k6 extension (beside pytest)"
 (
   t0=$SECONDS rc=0
-  (go_tests) || rc=$?
+  "$ROOT/scripts/go-test.sh" || rc=$?
   echo "$((SECONDS - t0))" >"$go_time"
   exit "$rc"
 ) >"$go_log" 2>&1 &

@@ -27,3 +27,6 @@ for s in "${brokers_pkgs[@]}" prometheus-node-exporter; do
   as_root service "$s" stop >/dev/null 2>&1 || true
   if command -v systemctl >/dev/null; then as_root systemctl disable "$s" >/dev/null 2>&1 || true; fi
 done
+# The epmd a packaged node started outlives it (seen: 0.0.0.0:4369 after
+# RabbitMQ's install); it refuses to stop while a node is still registered.
+if command -v epmd >/dev/null; then as_root epmd -kill >/dev/null 2>&1 || true; fi

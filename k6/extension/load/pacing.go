@@ -83,8 +83,10 @@ func (g *PublisherGroup) Start(ph Phase) (<-chan PhaseOutcome, error) {
 	g.phases.Add(1)
 	go func() {
 		defer g.phases.Done()
-		defer g.running.Store(false)
 		r := g.run(ph)
+		// Free before the outcome is handed over: the script may start the
+		// next phase the moment its promise resolves.
+		g.running.Store(false)
 		if r.Sent == 0 && r.Failed > 0 {
 			out <- PhaseOutcome{r, fmt.Errorf("PublisherGroup.publish: nothing could be sent (%d messages failed): no client is connected to %s", r.Failed, g.cfg.Conn.Addr)}
 			return
