@@ -165,6 +165,34 @@ def test_the_nodes_one_off_epmd_starter_listens_on_loopback_only(rabbit):
     assert wait_until(lambda: not listening(descendants({node}) - {node}), timeout=15)
 
 
+# What the node does as it boots: start the syslog application, whose
+# logger opens its UDP socket at once (syslog_logger:open_device_impl), and
+# stop it again; the socket's address, asked of the node.
+SYSLOG_STARTED_AGAIN = (
+    "{ok, _} = application:ensure_all_started(syslog), "
+    "Logger = whereis(syslog_logger), "
+    "Names = [inet:sockname(P) || P <- erlang:ports(), "
+    "erlang:port_info(P, name) == {name, \"udp_inet\"}, erlang:port_info(P, connected) == {connected, Logger}], "
+    "ok = application:stop(syslog), Names."
+)
+
+
+def test_the_nodes_syslog_socket_is_on_loopback(rabbit):
+    """RabbitMQ starts the syslog application as it boots, even with syslog
+    logging off, and its logger opens a UDP socket: on 0.0.0.0 at a port of
+    the kernel's choosing unless told (seen in CI by the listener checks:
+    beam.smp on 0.0.0.0:56829; upstream rabbitmq-server#10466)."""
+    node = rabbit.pids()["broker"]
+    env = dict(
+        line.split("=", 1) for line in open(f"/proc/{node}/environ").read().split("\0") if "=" in line
+    )  # fmt: skip
+    r = subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", SYSLOG_STARTED_AGAIN],
+                       env=env, text=True, capture_output=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("[{ok,{{"), r.stdout
+    assert r.stdout.count("{ok,{{127,0,0,1},") == r.stdout.count("{ok,"), r.stdout
+
+
 @pytest.mark.stops_stack
 def test_down_stops_the_node_and_its_epmd(rabbit, p2p_qos1):
     r = rabbit.run("down")

@@ -55,7 +55,12 @@ def test_rates_are_drawn_in_whole_seconds_of_the_run(stack, p2p_run, period):
     # partial second (and k6's closing push): drawn, they read as a rate
     # the generator never had (a run at 1,000 msg/s drew 1,205 published
     # and a target of 333 in its last window). Grafana's windows are never
-    # under the datasource's timeInterval, 1 s: one k6 push each.
+    # under the datasource's timeInterval, 1 s: one k6 push each. A busy
+    # host's send lag moves messages from one second into the next (94, then
+    # 103 published at 100 msg/s): a window short of the rate passes if the
+    # next one makes up for it, one over it if the one before fell short. The
+    # target is never late, and a window partly outside the run has no
+    # neighbour that makes up for it.
     start, run_id = p2p_run
     drawn = {}
     for title in ("TPS in and out (msg/s)", "Achieved vs target rate (msg/s)", "Messages by part (msg/s)"):
@@ -66,7 +71,12 @@ def test_rates_are_drawn_in_whole_seconds_of_the_run(stack, p2p_run, period):
     assert set(drawn) == {"published", "received", "achieved", "target", "p2p published", "p2p received"}
     for name, values in drawn.items():
         assert values, name
-        assert min(STEPS) * 0.95 <= min(values) and max(values) <= max(STEPS) * 1.05, (name, values)
+        low, high = min(STEPS) * 0.95, max(STEPS) * 1.05
+        lag = name != "target"
+        for i, v in enumerate(values):
+            late = lag and i + 1 < len(values) and v + values[i + 1] >= 2 * low
+            caught_up = lag and i > 0 and v + values[i - 1] <= 2 * high
+            assert (low <= v or late) and (v <= high or caught_up), (name, i, values)
 
 
 def test_host_and_broker_cpu_each_have_an_axis_that_names_its_base():
