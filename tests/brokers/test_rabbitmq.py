@@ -130,6 +130,18 @@ def test_every_listener_is_on_loopback_epmd_included(rabbit):
     assert not beyond, f"rabbitmq listens beyond loopback: {beyond}"
 
 
+def node_eval(node, expression):
+    """What the node answers to rabbitmqctl eval, run with the node's own
+    environment (read from /proc): its name, cookie and ERL_AFLAGS."""
+    env = dict(
+        line.split("=", 1) for line in open(f"/proc/{node}/environ").read().split("\0") if "=" in line
+    )  # fmt: skip
+    r = subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", expression],
+                       env=env, text=True, capture_output=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
 # What rabbit_nodes_common:ensure_epmd() spawns, run in the node (the same
 # open_port of the same erl, with the node's environment), only kept alive
 # for 4 s: the real starter halts at once, and a busy host's samples missed
@@ -149,12 +161,7 @@ def test_the_nodes_one_off_epmd_starter_listens_on_loopback_only(rabbit):
     kernel's choosing. CI caught it on 0.0.0.0 twice. Here the node starts
     one as that function does, kept alive long enough to be seen."""
     node = rabbit.pids()["broker"]
-    env = dict(
-        line.split("=", 1) for line in open(f"/proc/{node}/environ").read().split("\0") if "=" in line
-    )  # fmt: skip
-    r = subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", EPMD_STARTER_KEPT_ALIVE],
-                       env=env, text=True, capture_output=True, timeout=60)  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
+    node_eval(node, EPMD_STARTER_KEPT_ALIVE)
     rows = []
     assert wait_until(lambda: rows.extend(listening(descendants({node}) - {node})) or rows, timeout=15), (
         "the node's one-off Erlang VM never listened"
@@ -172,7 +179,7 @@ SYSLOG_STARTED_AGAIN = (
     "{ok, _} = application:ensure_all_started(syslog), "
     "Logger = whereis(syslog_logger), "
     "Names = [inet:sockname(P) || P <- erlang:ports(), "
-    "erlang:port_info(P, name) == {name, \"udp_inet\"}, erlang:port_info(P, connected) == {connected, Logger}], "
+    'erlang:port_info(P, name) == {name, "udp_inet"}, erlang:port_info(P, connected) == {connected, Logger}], '
     "ok = application:stop(syslog), Names."
 )
 
@@ -182,15 +189,9 @@ def test_the_nodes_syslog_socket_is_on_loopback(rabbit):
     logging off, and its logger opens a UDP socket: on 0.0.0.0 at a port of
     the kernel's choosing unless told (seen in CI by the listener checks:
     beam.smp on 0.0.0.0:56829; upstream rabbitmq-server#10466)."""
-    node = rabbit.pids()["broker"]
-    env = dict(
-        line.split("=", 1) for line in open(f"/proc/{node}/environ").read().split("\0") if "=" in line
-    )  # fmt: skip
-    r = subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "eval", SYSLOG_STARTED_AGAIN],
-                       env=env, text=True, capture_output=True, timeout=60)  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.startswith("[{ok,{{"), r.stdout
-    assert r.stdout.count("{ok,{{127,0,0,1},") == r.stdout.count("{ok,"), r.stdout
+    names = node_eval(rabbit.pids()["broker"], SYSLOG_STARTED_AGAIN)
+    assert names.startswith("[{ok,{{"), names
+    assert names.count("{ok,{{127,0,0,1},") == names.count("{ok,"), names
 
 
 @pytest.mark.stops_stack
