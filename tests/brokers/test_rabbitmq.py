@@ -158,7 +158,7 @@ def test_the_nodes_one_off_epmd_starter_listens_on_loopback_only(rabbit):
     """Once a minute (rabbit_epmd_monitor) the node starts a one-off Erlang
     VM, epmd-starter-N, to keep epmd alive (rabbit_nodes_common:ensure_epmd):
     a distributed node of its own for a moment, listening at a port of the
-    kernel's choosing. CI caught it on 0.0.0.0 twice. Here the node starts
+    kernel's choosing: 0.0.0.0 without ERL_AFLAGS. Here the node starts
     one as that function does, kept alive long enough to be seen."""
     node = rabbit.pids()["broker"]
     node_eval(node, EPMD_STARTER_KEPT_ALIVE)

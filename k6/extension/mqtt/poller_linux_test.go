@@ -65,7 +65,7 @@ func TestPollerTimesMessagesByKernelReceiveTime(t *testing.T) {
 // 2,000 msg/s looked at every 10 ms shares nearly every read; one message
 // at a time, each published only once the last was received, shares none.
 // (Not 50 msg/s, one message per 20 ms: under the full suite's load the
-// publisher's catch-up sends came two in a read, 7 times in CI.)
+// publisher's catch-up sends came two in a read, 7 times in one run, r36.)
 func TestPollerCountsSharedReads(t *testing.T) {
 	addr := startMosquitto(t)
 	t.Run("2000 msg/s", func(t *testing.T) {
